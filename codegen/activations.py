@@ -1,0 +1,144 @@
+"""The activation registry: an activation is data, never a copied kernel.
+
+Each entry gives, for ``out = left * act(gate)``:
+
+* ``temps``: named fp32 sub-expressions, evaluated in order (shared by the three below);
+* ``out``, ``d_left`` (= d out / d left) and ``d_gate`` (= d out / d gate);
+* ``torch_act``: the activation applied to ``gate`` in plain torch (the reference).
+
+Expressions are written over ``left``, ``gate``, the temps and a tiny vocabulary
+(``exp``, ``erf``, ``where``) that maps both to Triton (for the kernels) and to torch
+(for the derivative test in tests/test_activations.py).  Adding an activation is one
+entry in ``ACTIVATIONS``.  All math runs in fp32; forms are chosen so that |gate| up to
+~80 neither overflows nor produces NaN (``exp`` of a large argument gives +inf, and
+``1 / (1 + inf)`` is 0).
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from dataclasses import dataclass
+
+
+class Act(str, enum.Enum):
+    SILU = "silu"
+    GELU = "gelu"
+    GELU_TANH = "gelu_tanh"
+    RELU = "relu"
+    SIGMOID = "sigmoid"
+
+
+@dataclass(frozen=True)
+class Activation:
+    act: Act
+    glu_name: str  # what the GLU is usually called
+    description: str
+    temps: tuple[tuple[str, str], ...]
+    out: str
+    d_left: str
+    d_gate: str
+    torch_act: str  # torch expression over `gate` (module prefix: torch / F)
+
+
+# Vocabulary of the expressions: name -> (Triton spelling, torch spelling).
+VOCABULARY: dict[str, tuple[str, str]] = {
+    "exp": ("tl.exp", "torch.exp"),
+    "erf": ("tl.math.erf", "torch.erf"),
+    "where": ("tl.where", "torch.where"),
+}
+
+_SQRT_2_OVER_PI = "0.7978845608028654"
+_INV_SQRT_2 = "0.7071067811865476"
+_INV_SQRT_2PI = "0.3989422804014327"
+
+ACTIVATIONS: dict[Act, Activation] = {
+    a.act: a
+    for a in [
+        Activation(
+            act=Act.SILU,
+            glu_name="SwiGLU",
+            description="silu(g) = g * sigmoid(g)",
+            temps=(("s", "1.0 / (1.0 + exp(-gate))"),),
+            out="left * gate * s",
+            d_left="gate * s",
+            d_gate="left * s * (1.0 + gate * (1.0 - s))",
+            torch_act="F.silu(gate)",
+        ),
+        Activation(
+            act=Act.GELU,
+            glu_name="GeGLU",
+            description="gelu(g) = g * Phi(g), exact (erf) form",
+            temps=(
+                ("cdf", f"0.5 * (1.0 + erf(gate * {_INV_SQRT_2}))"),
+                ("pdf", f"{_INV_SQRT_2PI} * exp(-0.5 * gate * gate)"),
+            ),
+            out="left * gate * cdf",
+            d_left="gate * cdf",
+            d_gate="left * (cdf + gate * pdf)",
+            torch_act="F.gelu(gate)",
+        ),
+        Activation(
+            act=Act.GELU_TANH,
+            glu_name="GeGLU (tanh)",
+            description="gelu(g) with the tanh approximation; tanh(u) = 2 / (1 + exp(-2u)) - 1",
+            temps=(
+                ("u", f"{_SQRT_2_OVER_PI} * (gate + 0.044715 * gate * gate * gate)"),
+                ("t", "2.0 / (1.0 + exp(-2.0 * u)) - 1.0"),
+                ("du", f"{_SQRT_2_OVER_PI} * (1.0 + 3.0 * 0.044715 * gate * gate)"),
+            ),
+            out="left * 0.5 * gate * (1.0 + t)",
+            d_left="0.5 * gate * (1.0 + t)",
+            d_gate="left * (0.5 * (1.0 + t) + 0.5 * gate * (1.0 - t * t) * du)",
+            torch_act='F.gelu(gate, approximate="tanh")',
+        ),
+        Activation(
+            act=Act.RELU,
+            glu_name="ReGLU",
+            description="relu(g) = max(g, 0); NaN in gate propagates",
+            temps=(("pos", "where(gate > 0.0, gate, where(gate == gate, 0.0, gate))"),),
+            out="left * pos",
+            d_left="pos",
+            d_gate="where(gate > 0.0, left, 0.0 * gate)",
+            torch_act="F.relu(gate)",
+        ),
+        Activation(
+            act=Act.SIGMOID,
+            glu_name="GLU",
+            description="sigmoid(g) = 1 / (1 + exp(-g))",
+            temps=(("s", "1.0 / (1.0 + exp(-gate))"),),
+            out="left * s",
+            d_left="s",
+            d_gate="left * s * (1.0 - s)",
+            torch_act="torch.sigmoid(gate)",
+        ),
+    ]
+}
+
+_CALL = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
+
+
+def translate(expr: str, target: str) -> str:
+    """Rewrite the vocabulary calls of ``expr`` for ``target`` ("triton" or "torch")."""
+    index = {"triton": 0, "torch": 1}[target]
+
+    def sub(m: re.Match) -> str:
+        name = m.group(1)
+        if name not in VOCABULARY:
+            raise ValueError(f"unknown function {name!r} in activation expression {expr!r}")
+        return VOCABULARY[name][index] + "("
+
+    return _CALL.sub(sub, expr)
+
+
+def evaluate(activation: Activation, left, gate):
+    """Evaluate (out, d_left, d_gate) of an entry with torch (any dtype, e.g. float64)."""
+    import torch  # only the tests need torch here
+
+    env = {"torch": torch, "left": left, "gate": gate}
+    for name, expr in activation.temps:
+        env[name] = eval(translate(expr, "torch"), env)  # noqa: S307 - our own table
+    return tuple(
+        eval(translate(e, "torch"), env)  # noqa: S307
+        for e in (activation.out, activation.d_left, activation.d_gate)
+    )

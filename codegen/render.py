@@ -1,0 +1,122 @@
+"""Rendering: a spec -> the text of its module and of its test (black-formatted)."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib.resources
+import json
+from pathlib import Path
+
+import black
+import jinja2
+
+from . import __version__
+from .activations import translate
+from .spec import Spec
+
+MODULE_TEMPLATE = "module.py.j2"
+TEST_TEMPLATE = "test_module.py.j2"
+BLACK_MODE = black.Mode(line_length=100, target_versions={black.TargetVersion.PY310})
+# Tiling of the memory-bound backward kernel: [32, 128] elements per program, or CHUNK wide.
+BWD_BLOCK_M = 32
+BWD_BLOCK_N_MAX = 128
+
+
+def template_dir():
+    """The templates: shipped inside the installed package, or templates/ of a source tree."""
+    try:
+        return importlib.resources.files("codegen.templates")
+    except ModuleNotFoundError:
+        return Path(__file__).resolve().parent.parent / "templates"
+
+
+@functools.lru_cache(maxsize=1)
+def _environment() -> tuple[jinja2.Environment, str]:
+    root = template_dir()
+    sources = {
+        p.name: p.read_text(encoding="utf-8")
+        for p in sorted(root.iterdir(), key=lambda p: p.name)
+        if p.name.endswith(".j2")
+    }
+    digest = hashlib.sha256()
+    for name, text in sources.items():
+        digest.update(name.encode() + b"\0" + text.encode() + b"\0")
+    env = jinja2.Environment(
+        loader=jinja2.DictLoader(sources),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        autoescape=False,
+    )
+    return env, digest.hexdigest()
+
+
+def templates_hash() -> str:
+    return _environment()[1]
+
+
+def regenerate_command(spec: Spec, out_dir: str) -> str:
+    return " ".join(["swiglu-gen", *spec.cli_args(), "-o", out_dir])
+
+
+def context(spec: Spec, out_dir: str) -> dict:
+    act = spec.activation
+    info = spec.arch_info
+    spec_dict = spec.to_dict()
+    return {
+        "version": __version__,
+        "command": regenerate_command(spec, out_dir),
+        "spec_json": json.dumps(spec_dict, sort_keys=True),
+        "spec_repr": repr(spec_dict),
+        "templates_hash": templates_hash(),
+        "name": spec.module_name,
+        "act": spec.act.value,
+        "glu_name": act.glu_name,
+        "description": act.description,
+        "temps": [(n, translate(e, "triton")) for n, e in act.temps],
+        "out_expr": translate(act.out, "triton"),
+        "d_left_expr": translate(act.d_left, "triton"),
+        "d_gate_expr": translate(act.d_gate, "triton"),
+        "torch_act": act.torch_act,
+        "torch_dtype": spec.dtype.torch_name,
+        "tl_dtype": {"bf16": "tl.bfloat16", "fp16": "tl.float16"}[spec.dtype.value],
+        "dtype": spec.dtype.value,
+        "arch": spec.arch.value,
+        "capability": repr(tuple(info.capability)),
+        "tma": info.tma,
+        "persistent": info.persistent,
+        "warp_specialize": info.warp_specialize,
+        "bn": spec.bn,
+        "bm": spec.bm,
+        "bk": spec.bk,
+        "num_warps": spec.num_warps,
+        "num_stages": spec.num_stages,
+        "group_m": spec.group_m,
+        "bwd_block_m": BWD_BLOCK_M,
+        "bwd_block_n": min(spec.bn, BWD_BLOCK_N_MAX),
+    }
+
+
+def _render(template: str, ctx: dict) -> str:
+    env, _ = _environment()
+    text = env.get_template(template).render(**ctx)
+    return black.format_str(text, mode=BLACK_MODE)
+
+
+def module_filename(spec: Spec) -> str:
+    return f"{spec.module_name}.py"
+
+
+def test_filename(spec: Spec) -> str:
+    return f"test_{spec.module_name}.py"
+
+
+def render(spec: Spec, out_dir: str = "generated") -> dict[str, str]:
+    """{file name: text} for the module and its test."""
+    ctx = context(spec, out_dir)
+    return {
+        module_filename(spec): _render(MODULE_TEMPLATE, ctx),
+        test_filename(spec): _render(TEST_TEMPLATE, ctx),
+    }

@@ -1,0 +1,255 @@
+"""The spec model: every axis is an enum, hardware facts are a per-arch table, and a
+variant's name is its identity (file name, dedup key)."""
+
+from __future__ import annotations
+
+import enum
+import re
+from dataclasses import asdict, dataclass, fields
+
+from .activations import ACTIVATIONS, Act, Activation
+
+
+class DType(str, enum.Enum):
+    BF16 = "bf16"
+    FP16 = "fp16"
+
+    @property
+    def torch_name(self) -> str:
+        return {"bf16": "torch.bfloat16", "fp16": "torch.float16"}[self.value]
+
+    @property
+    def itemsize(self) -> int:
+        return 2
+
+
+class Arch(str, enum.Enum):
+    SM80 = "sm80"
+    SM90 = "sm90"
+    SM100 = "sm100"
+
+
+@dataclass(frozen=True)
+class ArchInfo:
+    """Hardware facts and default tiling for one architecture."""
+
+    capability: tuple[int, int]  # minimum torch.cuda.get_device_capability()
+    tma: bool  # TMA tensor descriptors (host-side) for loads and stores
+    persistent: bool  # one program per SM looping over tiles
+    warp_specialize: bool  # producer/consumer warps on the tile loop (triton >= 3.4)
+    smem_bytes: int  # shared memory a program may use (opt-in maximum)
+    bm: int
+    bk: int
+    num_warps: int
+    num_stages: int
+    group_m: int
+
+
+ARCHS: dict[Arch, ArchInfo] = {
+    # A100: 164 KiB of shared memory per SM, cp.async pipelining, no TMA.
+    Arch.SM80: ArchInfo(
+        capability=(8, 0),
+        tma=False,
+        persistent=False,
+        warp_specialize=False,
+        smem_bytes=166912,
+        bm=128,
+        bk=32,
+        num_warps=8,
+        num_stages=3,
+        group_m=8,
+    ),
+    # H100/H200: 227 KiB per block, TMA + wgmma; measured best in the anchors:
+    # BM=128, BN=128 ([128, 256] accumulator), BK=64, 3 stages, 8 warps, GROUP_M=8.
+    Arch.SM90: ArchInfo(
+        capability=(9, 0),
+        tma=True,
+        persistent=True,
+        warp_specialize=False,
+        smem_bytes=232448,
+        bm=128,
+        bk=64,
+        num_warps=8,
+        num_stages=3,
+        group_m=8,
+    ),
+    # B200: 228 KiB per SM, TMA + tcgen05 (accumulator in tensor memory), so a deeper
+    # pipeline and warp specialisation of the tile loop.
+    Arch.SM100: ArchInfo(
+        capability=(10, 0),
+        tma=True,
+        persistent=True,
+        warp_specialize=True,
+        smem_bytes=232448,
+        bm=128,
+        bk=64,
+        num_warps=8,
+        num_stages=4,
+        group_m=8,
+    ),
+}
+
+TMA_BOX_MAX = 256  # a TMA box is at most 256 elements along each dimension
+MAX_ACC_REGS_PER_THREAD = 128  # fp32 accumulator registers per thread we accept
+POW2_RANGES = {"bn": (16, 256), "bm": (16, 256), "bk": (16, 256)}
+NUM_WARPS = (1, 2, 4, 8, 16)
+NUM_STAGES = (1, 8)
+GROUP_M = (1, 64)
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+class SpecError(ValueError):
+    """An invalid spec; ``option`` names the CLI option at fault."""
+
+    def __init__(self, option: str, message: str):
+        super().__init__(f"{option}: {message}")
+        self.option = option
+        self.message = message
+
+
+@dataclass(frozen=True)
+class Spec:
+    act: Act = Act.SILU
+    dtype: DType = DType.BF16
+    bn: int = 128
+    arch: Arch = Arch.SM90
+    bm: int | None = None
+    bk: int | None = None
+    num_warps: int | None = None
+    num_stages: int | None = None
+    group_m: int | None = None
+    name: str | None = None
+
+    # -- construction ---------------------------------------------------------------
+    @classmethod
+    def create(cls, **kw) -> "Spec":
+        """Build, fill arch defaults, validate.  Raises SpecError."""
+        enums = {"act": Act, "dtype": DType, "arch": Arch}
+        for key, enum_cls in enums.items():
+            if key in kw and kw[key] is not None and not isinstance(kw[key], enum_cls):
+                try:
+                    kw[key] = enum_cls(kw[key])
+                except ValueError:
+                    allowed = ", ".join(e.value for e in enum_cls)
+                    raise SpecError(
+                        f"--{key.replace('_', '-')}",
+                        f"{kw[key]!r} is not one of {allowed}",
+                    ) from None
+        kw = {k: v for k, v in kw.items() if v is not None}
+        unknown = set(kw) - {f.name for f in fields(cls)}
+        if unknown:
+            raise SpecError("spec", f"unknown field(s) {', '.join(sorted(unknown))}")
+        spec = cls(**kw)
+        info = ARCHS[spec.arch]
+        filled = {
+            "bm": info.bm,
+            "bk": info.bk,
+            "num_warps": info.num_warps,
+            "num_stages": info.num_stages,
+            "group_m": info.group_m,
+        }
+        filled = {k: getattr(spec, k) if getattr(spec, k) is not None else v for k, v in filled.items()}
+        spec = cls(**{**asdict(spec), **filled})
+        spec.validate()
+        return spec
+
+    # -- derived --------------------------------------------------------------------
+    @property
+    def arch_info(self) -> ArchInfo:
+        return ARCHS[self.arch]
+
+    @property
+    def activation(self) -> Activation:
+        return ACTIVATIONS[self.act]
+
+    @property
+    def is_default_tiling(self) -> bool:
+        info = self.arch_info
+        return (self.bm, self.bk, self.num_warps, self.num_stages, self.group_m) == (
+            info.bm,
+            info.bk,
+            info.num_warps,
+            info.num_stages,
+            info.group_m,
+        )
+
+    @property
+    def slug(self) -> str:
+        """The identity derived from the spec (used when --name is not given)."""
+        base = f"glu_{self.act.value}_{self.dtype.value}_bn{self.bn}_{self.arch.value}"
+        if not self.is_default_tiling:
+            base += f"_bm{self.bm}_bk{self.bk}_w{self.num_warps}_s{self.num_stages}_g{self.group_m}"
+        return base
+
+    @property
+    def module_name(self) -> str:
+        return self.name or self.slug
+
+    @property
+    def smem_estimate(self) -> int:
+        """Shared memory of the main loop's ring buffer (+ the TMA store staging tile)."""
+        item = self.dtype.itemsize
+        ring = self.num_stages * (self.bm + 2 * self.bn) * self.bk * item
+        epilogue = self.bm * self.bn * item if self.arch_info.tma else 0
+        return ring + epilogue
+
+    def to_dict(self) -> dict:
+        """The whole spec, plain types, in a stable order (goes into the header and SPEC)."""
+        d = {}
+        for f in fields(self):
+            v = getattr(self, f.name)
+            d[f.name] = v.value if isinstance(v, enum.Enum) else v
+        d["name"] = self.module_name
+        return d
+
+    def cli_args(self) -> list[str]:
+        """The CLI arguments that regenerate exactly this variant."""
+        args = ["--act", self.act.value, "--dtype", self.dtype.value, "--bn", str(self.bn)]
+        args += ["--arch", self.arch.value]
+        if not self.is_default_tiling:
+            args += ["--bm", str(self.bm), "--bk", str(self.bk), "--num-warps", str(self.num_warps)]
+            args += ["--num-stages", str(self.num_stages), "--group-m", str(self.group_m)]
+        if self.name:
+            args += ["--name", self.name]
+        return args
+
+    # -- validation -----------------------------------------------------------------
+    def validate(self) -> None:
+        for key, (lo, hi) in POW2_RANGES.items():
+            v = getattr(self, key)
+            if not isinstance(v, int) or v < lo or v > hi or v & (v - 1):
+                raise SpecError(f"--{key}", f"{v!r} must be a power of two in {lo}..{hi}")
+        if self.num_warps not in NUM_WARPS:
+            raise SpecError("--num-warps", f"{self.num_warps!r} must be one of {', '.join(map(str, NUM_WARPS))}")
+        lo, hi = NUM_STAGES
+        if not lo <= self.num_stages <= hi:
+            raise SpecError("--num-stages", f"{self.num_stages!r} must be in {lo}..{hi}")
+        lo, hi = GROUP_M
+        if not lo <= self.group_m <= hi:
+            raise SpecError("--group-m", f"{self.group_m!r} must be in {lo}..{hi}")
+        if self.name is not None and (not _NAME.match(self.name) or self.name.startswith("test_")):
+            raise SpecError(
+                "--name",
+                f"{self.name!r} must be a Python identifier (letters, digits, _) not starting with test_",
+            )
+        info = self.arch_info
+        if info.tma and 2 * self.bn > TMA_BOX_MAX:
+            raise SpecError(
+                "--bn",
+                f"{self.bn} is too wide for {self.arch.value}: the packed [left|gate] tile has "
+                f"2*BN = {2 * self.bn} rows and a TMA box holds at most {TMA_BOX_MAX}; use --bn <= {TMA_BOX_MAX // 2}",
+            )
+        acc_regs = self.bm * 2 * self.bn // (self.num_warps * 32)
+        if acc_regs > MAX_ACC_REGS_PER_THREAD:
+            raise SpecError(
+                "--bm/--bn/--num-warps",
+                f"the [BM, 2*BN] = [{self.bm}, {2 * self.bn}] fp32 accumulator needs {acc_regs} registers "
+                f"per thread with {self.num_warps} warps; at most {MAX_ACC_REGS_PER_THREAD} are allowed "
+                "(lower --bm or --bn, or raise --num-warps)",
+            )
+        if self.smem_estimate > info.smem_bytes:
+            raise SpecError(
+                "--num-stages/--bm/--bn/--bk",
+                f"{self.num_stages} stages of [{self.bm}, {self.bk}] + [{2 * self.bn}, {self.bk}] tiles need "
+                f"{self.smem_estimate} bytes of shared memory; {self.arch.value} has {info.smem_bytes}",
+            )
