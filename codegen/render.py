@@ -115,8 +115,14 @@ def test_filename(spec: Spec) -> str:
 
 def render(spec: Spec, out_dir: str = "generated") -> dict[str, str]:
     """{file name: text} for the module and its test."""
+    return dict(_render_cached(spec, out_dir))
+
+
+@functools.lru_cache(maxsize=64)
+def _render_cached(spec: Spec, out_dir: str) -> tuple[tuple[str, str], ...]:
+    # black dominates the cost; a spec's text depends only on (spec, out_dir, templates).
     ctx = context(spec, out_dir)
-    return {
+    return tuple({
         module_filename(spec): _render(MODULE_TEMPLATE, ctx),
         test_filename(spec): _render(TEST_TEMPLATE, ctx),
-    }
+    }.items())

@@ -1,0 +1,44 @@
+# swiglu-gen: `make generate` after a template change, `make test` to run everything.
+# A fresh clone needs only python3 (>= 3.10) and network access to PyPI: the first target
+# that needs them creates .venv with every dependency.
+
+PYTHON ?= python3
+VENV ?= .venv
+# The CPU build of torch (on disk on our CI machines; elsewhere from PyPI).  On a GPU box:
+#   make test TORCH=torch  (or any CUDA build you already have: TORCH="")
+TORCH ?= torch==2.13.0
+BIN := $(VENV)/bin
+VARIANTS := generated/variants.toml
+STAMP := $(VENV)/.installed
+
+.PHONY: env generate check test test-codegen test-generated format bench clean
+
+env: $(STAMP)
+
+$(STAMP): pyproject.toml Makefile
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(if $(TORCH),$(BIN)/python -m pip install --quiet "$(TORCH)")
+	$(BIN)/python -m pip install --quiet -e ".[test]"
+	touch $@
+
+generate: $(STAMP)
+	$(BIN)/swiglu-gen --variants $(VARIANTS) -o generated
+
+check: $(STAMP)
+	$(BIN)/swiglu-gen --variants $(VARIANTS) -o generated --check
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q tests generated
+
+test-codegen: $(STAMP)
+	$(BIN)/python -m pytest -q tests
+
+test-generated: $(STAMP)
+	$(BIN)/python -m pytest -q generated
+
+format: $(STAMP)
+	$(BIN)/black codegen tests
+
+clean:
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache

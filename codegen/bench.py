@@ -1,0 +1,262 @@
+"""Benchmark one generated module against cuBLAS, eager PyTorch, torch.compile and Liger-Kernel.
+
+Everything runs in ONE process so that ratios hold on a noisy GPU.  Needs a CUDA GPU; imports
+only torch / triton (and matplotlib for the plot) so it runs from a source tree on a GPU box:
+    PYTHONPATH=. python -m codegen.bench generated/glu_silu_bf16_bn128_sm90.py
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+DEFAULT_SHAPES = [(11136, 3584, 14336), (8192, 4096, 14336), (4096, 2048, 5632), (16384, 8192, 28672)]
+
+
+class BenchError(RuntimeError):
+    """A problem the user must fix (no GPU, bad shape): reported without a traceback."""
+
+
+def load_module(path: Path):
+    path = Path(path)
+    if not path.is_file():
+        raise BenchError(f"no generated module at {path}")
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def parse_shape(text: str) -> tuple[int, int, int]:
+    try:
+        m, k, n = (int(v) for v in text.split(","))
+    except ValueError:
+        raise BenchError(f"--shape takes M,K,N (three integers), got {text!r}") from None
+    if min(m, k, n) <= 0:
+        raise BenchError(f"--shape {text}: sizes must be positive")
+    return m, k, n
+
+
+def _eager_glu(act_name):
+    import torch.nn.functional as F
+
+    acts = {
+        "silu": F.silu,
+        "gelu": F.gelu,
+        "gelu_tanh": lambda g: F.gelu(g, approximate="tanh"),
+        "relu": F.relu,
+        "sigmoid": lambda g: g.sigmoid(),
+    }
+    act = acts[act_name]
+
+    def eager(x, w_cat):  # w_cat: [2N, K] = [up; gate] unpacked
+        left, gate = F.linear(x, w_cat).chunk(2, dim=-1)
+        return left * act(gate)
+
+    return eager
+
+
+def _liger(act_name):
+    try:
+        from liger_kernel.ops.geglu import LigerGELUMulFunction
+        from liger_kernel.ops.swiglu import LigerSiLUMulFunction
+    except Exception:  # noqa: BLE001 - optional baseline
+        return None
+    import torch.nn.functional as F
+
+    fn = {"silu": LigerSiLUMulFunction, "gelu_tanh": LigerGELUMulFunction}.get(act_name)
+    if fn is None:
+        return None
+
+    def liger(x, w_gate, w_up):
+        return fn.apply(F.linear(x, w_gate), F.linear(x, w_up))
+
+    return liger
+
+
+def bench_shape(mod, shape, do_compile=True, log=print):
+    import torch
+    from triton.testing import do_bench
+
+    M, K, N = shape
+    if N % mod.CHUNK:
+        raise BenchError(f"shape {shape}: N must be a multiple of CHUNK = {mod.CHUNK}")
+    dev, dt = "cuda", mod.DTYPE
+    torch.manual_seed(0)
+    x = torch.randn(M, K, device=dev, dtype=dt)
+    gate_w = (torch.randn(N, K, device=dev) / K**0.5).to(dt)
+    up_w = (torch.randn(N, K, device=dev) / K**0.5).to(dt)
+    packed = mod.pack_weight(gate_w, up_w).contiguous()
+    w_cat = torch.cat([up_w, gate_w]).contiguous()
+    dy = torch.randn(M, N, device=dev, dtype=dt)
+    flop_fwd = 2.0 * M * K * 2 * N
+    res = {"shape": [M, K, N], "activation": mod.ACTIVATION, "module": mod.SPEC["name"]}
+
+    def t(fn, grad_to_none=None):
+        return do_bench(fn, warmup=50, rep=300, grad_to_none=grad_to_none, return_mode="median")
+
+    def peak_mib(step, params):
+        for p in params:
+            p.grad = None
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
+        base = torch.cuda.memory_allocated()
+        step()
+        torch.cuda.synchronize()
+        extra = (torch.cuda.max_memory_allocated() - base) / 2**20
+        for p in params:
+            p.grad = None
+        return extra
+
+    def fwd_bwd(forward, inputs):
+        def step():
+            forward(*inputs).backward(dy)
+
+        return step
+
+    log(f"  {shape}: cuBLAS GEMM")
+    res["cublas_ms"] = t(lambda: torch.nn.functional.linear(x, packed))
+    res["floor_ms"] = 3 * res["cublas_ms"]
+
+    log(f"  {shape}: ours (train fwd / infer fwd / fwd+bwd)")
+    res["ours_train_fwd_ms"] = t(lambda: mod.glu_forward(x, packed, save_factors=True))
+    res["ours_infer_fwd_ms"] = t(lambda: mod.glu_forward(x, packed, save_factors=False))
+    xg = x.clone().requires_grad_()
+    wg = packed.clone().requires_grad_()
+    step = fwd_bwd(mod.glu, (xg, wg))
+    res["ours_fwd_bwd_ms"] = t(step, grad_to_none=[xg, wg])
+    res["ours_peak_mib"] = peak_mib(step, [xg, wg])
+    _, factors = mod.glu_forward(x, packed, save_factors=True)
+    res["ours_bwd_act_ms"] = t(lambda: mod.glu_backward_factors_(dy, factors))
+    src = torch.empty(M, 2 * N, device=dev, dtype=dt)
+    dst = torch.empty_like(src)
+    res["copy_ms"] = t(lambda: dst.copy_(src))
+    act_bytes = (M * N + 2 * 2 * M * N) * 2  # dy read, factors read + written
+    res["bwd_act_gbps"] = act_bytes / res["ours_bwd_act_ms"] / 1e6
+    res["copy_gbps"] = 2 * src.numel() * 2 / res["copy_ms"] / 1e6
+    del factors, src, dst
+
+    log(f"  {shape}: eager")
+    eager = _eager_glu(mod.ACTIVATION)
+    xe = x.clone().requires_grad_()
+    we = w_cat.clone().requires_grad_()
+    step = fwd_bwd(eager, (xe, we))
+    res["eager_fwd_bwd_ms"] = t(step, grad_to_none=[xe, we])
+    res["eager_peak_mib"] = peak_mib(step, [xe, we])
+
+    if do_compile:
+        log(f"  {shape}: torch.compile")
+        compiled = torch.compile(eager)
+        step = fwd_bwd(compiled, (xe, we))
+        res["compile_fwd_bwd_ms"] = t(step, grad_to_none=[xe, we])
+        res["compile_peak_mib"] = peak_mib(step, [xe, we])
+
+    liger = _liger(mod.ACTIVATION)
+    if liger is not None:
+        log(f"  {shape}: Liger")
+        wgl = gate_w.clone().requires_grad_()
+        wul = up_w.clone().requires_grad_()
+        step = fwd_bwd(liger, (xe, wgl, wul))
+        res["liger_fwd_bwd_ms"] = t(step, grad_to_none=[xe, wgl, wul])
+        res["liger_peak_mib"] = peak_mib(step, [xe, wgl, wul])
+        res["liger_fwd_ms"] = t(lambda: liger(x, gate_w, up_w))
+
+    res["cublas_tflops"] = flop_fwd / res["cublas_ms"] / 1e9
+    res["ours_train_fwd_tflops"] = flop_fwd / res["ours_train_fwd_ms"] / 1e9
+    res["ours_fwd_bwd_tflops"] = 3 * flop_fwd / res["ours_fwd_bwd_ms"] / 1e9
+    return res
+
+
+def table(results) -> str:
+    cols = [
+        ("shape", lambda r: "x".join(map(str, r["shape"]))),
+        ("act", lambda r: r["activation"]),
+        ("cuBLAS", lambda r: f"{r['cublas_ms']:.3f}"),
+        ("train fwd", lambda r: f"{r['ours_train_fwd_ms']:.3f} ({r['ours_train_fwd_ms'] / r['cublas_ms']:.3f}x)"),
+        ("infer fwd", lambda r: f"{r['ours_infer_fwd_ms']:.3f} ({r['ours_infer_fwd_ms'] / r['cublas_ms']:.3f}x)"),
+        ("fwd+bwd", lambda r: f"{r['ours_fwd_bwd_ms']:.3f} ({r['ours_fwd_bwd_ms'] / r['floor_ms']:.3f}x floor)"),
+        ("eager", lambda r: f"{r['eager_fwd_bwd_ms']:.3f}"),
+        ("compile", lambda r: f"{r['compile_fwd_bwd_ms']:.3f}" if "compile_fwd_bwd_ms" in r else "-"),
+        ("liger", lambda r: f"{r['liger_fwd_bwd_ms']:.3f}" if "liger_fwd_bwd_ms" in r else "-"),
+        ("bwd act/copy BW", lambda r: f"{r['bwd_act_gbps'] / r['copy_gbps']:.2f}"),
+        ("peak MiB ours/liger/eager", lambda r: f"{r['ours_peak_mib']:.0f}/{r.get('liger_peak_mib', float('nan')):.0f}/{r['eager_peak_mib']:.0f}"),
+    ]
+    rows = [[c[0] for c in cols]] + [[c[1](r) for c in cols] for r in results]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(cols))]
+    lines = [" | ".join(v.ljust(w) for v, w in zip(row, widths)) for row in rows]
+    lines.insert(1, "-+-".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def plot(results, path: Path) -> bool:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    impls = [("ours_fwd_bwd_ms", "ours"), ("liger_fwd_bwd_ms", "Liger"), ("compile_fwd_bwd_ms", "torch.compile"),
+             ("eager_fwd_bwd_ms", "eager"), ("floor_ms", "3x cuBLAS floor")]
+    mems = [("ours_peak_mib", "ours"), ("liger_peak_mib", "Liger"), ("compile_peak_mib", "torch.compile"),
+            ("eager_peak_mib", "eager")]
+    labels = [f"{r['activation']}\n" + "x".join(map(str, r["shape"])) for r in results]
+    fig, axes = plt.subplots(1, 2, figsize=(14, 5))
+    for ax, series, unit in ((axes[0], impls, "fwd+bwd time / floor"), (axes[1], mems, "peak extra MiB")):
+        width = 0.8 / len(series)
+        for i, (key, name) in enumerate(series):
+            vals = [r.get(key, float("nan")) / (r["floor_ms"] if unit.startswith("fwd") else 1) for r in results]
+            ax.bar([j + i * width for j in range(len(results))], vals, width, label=name)
+        ax.set_xticks([j + 0.4 - width / 2 for j in range(len(results))], labels, fontsize=7)
+        ax.set_ylabel(unit)
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    return True
+
+
+def run(modules, shapes, out_dir: Path, do_compile=True, log=print):
+    import torch
+
+    if not torch.cuda.is_available():
+        raise BenchError("the bench needs a CUDA GPU; none is visible (torch.cuda.is_available() is False)")
+    mods = [load_module(p) for p in modules]
+    results = []
+    for mod in mods:
+        log(f"{mod.SPEC['name']} on {torch.cuda.get_device_name()}")
+        for shape in shapes:
+            results.append(bench_shape(mod, shape, do_compile=do_compile, log=log))
+            torch.cuda.empty_cache()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    import triton
+
+    meta = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "triton": triton.__version__}
+    (out_dir / "bench.json").write_text(json.dumps({"meta": meta, "results": results}, indent=1))
+    plot(results, out_dir / "bench.png")
+    return meta, results
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="swiglu-gen bench", description=__doc__.splitlines()[0])
+    p.add_argument("modules", nargs="+", help="generated module file(s), e.g. generated/glu_silu_bf16_bn128_sm90.py")
+    p.add_argument("--shape", action="append", default=None, help="M,K,N (repeatable); default: the four baseline shapes")
+    p.add_argument("--out", default="bench-results", help="folder for bench.json and bench.png")
+    p.add_argument("--no-compile", action="store_true", help="skip the torch.compile baseline")
+    args = p.parse_args(argv)
+    try:
+        shapes = [parse_shape(s) for s in args.shape] if args.shape else DEFAULT_SHAPES
+        meta, results = run(args.modules, shapes, Path(args.out), not args.no_compile,
+                            log=lambda s: print(s, file=sys.stderr, flush=True))
+    except BenchError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    print(f"{meta['gpu']}, torch {meta['torch']}, triton {meta['triton']}")
+    print(table(results))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

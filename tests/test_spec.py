@@ -1,0 +1,74 @@
+import pytest
+
+from codegen.spec import ARCHS, Arch, Spec, SpecError
+
+
+def test_defaults_come_from_the_arch_table():
+    for arch, info in ARCHS.items():
+        spec = Spec.create(arch=arch.value)
+        assert (spec.bm, spec.bk, spec.num_warps, spec.num_stages, spec.group_m) == (
+            info.bm,
+            info.bk,
+            info.num_warps,
+            info.num_stages,
+            info.group_m,
+        )
+        assert spec.is_default_tiling
+        assert spec.slug == f"glu_silu_bf16_bn128_{arch.value}"
+
+
+def test_non_default_tiling_is_part_of_the_name():
+    spec = Spec.create(act="gelu", dtype="fp16", bn=64, arch="sm80", num_stages=4)
+    assert spec.slug == "glu_gelu_fp16_bn64_sm80_bm128_bk32_w8_s4_g8"
+    assert Spec.create(**{k: v for k, v in spec.to_dict().items() if k != "name"}) == spec
+
+
+def test_cli_args_round_trip():
+    for kw in [dict(act="relu", arch="sm100"), dict(bn=32, bm=64, bk=32, num_warps=4), dict(name="mine")]:
+        spec = Spec.create(**kw)
+        args = spec.cli_args()
+        rebuilt = {}
+        for flag, value in zip(args[::2], args[1::2]):
+            key = flag[2:].replace("-", "_")
+            rebuilt[key] = int(value) if value.isdigit() else value
+        assert Spec.create(**rebuilt) == spec
+
+
+@pytest.mark.parametrize(
+    "kw,option,text",
+    [
+        (dict(bn=100), "--bn", "power of two"),
+        (dict(bn=512), "--bn", "16..256"),
+        (dict(bn=8), "--bn", "16..256"),
+        (dict(bn=256, arch="sm90"), "--bn", "TMA box"),
+        (dict(bn=256, arch="sm100"), "--bn", "TMA box"),
+        (dict(bm=48), "--bm", "power of two"),
+        (dict(bk=512), "--bk", "16..256"),
+        (dict(num_warps=3), "--num-warps", "one of"),
+        (dict(num_stages=0), "--num-stages", "1..8"),
+        (dict(group_m=0), "--group-m", "1..64"),
+        (dict(act="swish"), "--act", "silu, gelu"),
+        (dict(dtype="fp32"), "--dtype", "bf16, fp16"),
+        (dict(arch="sm70"), "--arch", "sm80, sm90"),
+        (dict(name="1bad"), "--name", "identifier"),
+        (dict(name="test_x"), "--name", "test_"),
+        (dict(bm=256, bn=128, num_warps=4), "--bm/--bn/--num-warps", "registers"),
+        (dict(arch="sm90", bk=128, num_stages=5), "--num-stages/--bm/--bn/--bk", "shared memory"),
+    ],
+)
+def test_invalid_specs_name_the_option(kw, option, text):
+    with pytest.raises(SpecError) as info:
+        Spec.create(**kw)
+    assert info.value.option == option
+    assert text in info.value.message
+
+
+def test_bn_256_is_fine_without_tma():
+    spec = Spec.create(bn=256, arch="sm80", bm=64, bk=32, num_stages=2)
+    assert spec.smem_estimate <= ARCHS[Arch.SM80].smem_bytes
+
+
+def test_every_arch_default_is_valid_for_every_bn():
+    for arch in ARCHS:
+        for bn in (16, 32, 64, 128):
+            Spec.create(arch=arch.value, bn=bn)
