@@ -42,3 +42,8 @@ format: $(STAMP)
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache
+
+# GPU only: the perf table of the SwiGLU and GeGLU modules (results in bench-results/).
+BENCH_MODULES ?= generated/glu_silu_bf16_bn128_sm90.py generated/glu_gelu_bf16_bn128_sm90.py generated/glu_gelu_tanh_bf16_bn128_sm90.py
+bench: $(STAMP)
+	$(BIN)/swiglu-gen bench $(BENCH_MODULES) --out bench-results

@@ -79,7 +79,10 @@ def _collisions(out_dir: Path, specs: list[Spec]) -> list[str]:
     return problems
 
 
-@click.command(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.group(
+    invoke_without_command=True,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+)
 @click.option("--act", type=click.Choice([a.value for a in Act]), default="silu", show_default=True,
               help="Activation of the gate half: out = up * act(gate).")
 @click.option("--dtype", type=click.Choice([d.value for d in DType]), default="bf16", show_default=True,
@@ -110,7 +113,17 @@ def _collisions(out_dir: Path, specs: list[Spec]) -> list[str]:
 @click.version_option(__version__, prog_name="swiglu-gen")
 @click.pass_context
 def main(ctx: click.Context, variants_file, check, out_dir, **options):
-    """Render a standalone Triton GLU module (SwiGLU, GeGLU, ...) and its pytest file."""
+    """Render a standalone Triton GLU module (SwiGLU, GeGLU, ...) and its pytest file.
+
+    With a command (bench), do that instead.
+    """
+    if ctx.invoked_subcommand is not None:
+        given = [k for k in (*SPEC_OPTIONS, "variants_file", "check", "out_dir")
+                 if ctx.get_parameter_source(k) != click.core.ParameterSource.DEFAULT]
+        if given:
+            flags = ", ".join("--" + k.replace("_file", "").replace("_dir", "").replace("_", "-") for k in given)
+            raise click.UsageError(f"generation options ({flags}) do not go with '{ctx.invoked_subcommand}'")
+        return
     out = Path(out_dir)
     if variants_file:
         given = [k for k in SPEC_OPTIONS if ctx.get_parameter_source(k) != click.core.ParameterSource.DEFAULT]
@@ -163,6 +176,24 @@ def main(ctx: click.Context, variants_file, check, out_dir, **options):
             click.echo(f"{path}{'' if path in changed else '  (unchanged)'}")
     for path in removed:
         click.echo(f"{path}  (removed: no variant renders it)")
+
+
+@main.command(
+    "bench",
+    context_settings={"ignore_unknown_options": True, "allow_extra_args": True, "help_option_names": []},
+    add_help_option=False,
+)
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+def bench(args):
+    """Time generated modules against cuBLAS, eager, torch.compile and Liger (needs a GPU).
+
+    swiglu-gen bench MODULE.py [MODULE.py ...] [--shape M,K,N ...] [--out DIR] [--no-compile]
+    """
+    from .bench import main as bench_main
+
+    code = bench_main(list(args))
+    if code:
+        sys.exit(code)
 
 
 def _is_generated(path: Path) -> bool:

@@ -88,6 +88,7 @@ def context(spec: Spec, out_dir: str) -> dict:
         "tma": info.tma,
         "persistent": info.persistent,
         "warp_specialize": info.warp_specialize,
+        "flatten": info.flatten,
         "bn": spec.bn,
         "bm": spec.bm,
         "bk": spec.bk,

@@ -37,6 +37,7 @@ class ArchInfo:
     tma: bool  # TMA tensor descriptors (host-side) for loads and stores
     persistent: bool  # one program per SM looping over tiles
     warp_specialize: bool  # producer/consumer warps on the tile loop (triton >= 3.4)
+    flatten: bool  # flatten the tile and K loops so the next tile's loads overlap the epilogue
     smem_bytes: int  # shared memory a program may use (opt-in maximum)
     bm: int
     bk: int
@@ -52,6 +53,7 @@ ARCHS: dict[Arch, ArchInfo] = {
         tma=False,
         persistent=False,
         warp_specialize=False,
+        flatten=False,
         smem_bytes=166912,
         bm=128,
         bk=32,
@@ -66,6 +68,7 @@ ARCHS: dict[Arch, ArchInfo] = {
         tma=True,
         persistent=True,
         warp_specialize=False,
+        flatten=True,
         smem_bytes=232448,
         bm=128,
         bk=64,
@@ -80,6 +83,7 @@ ARCHS: dict[Arch, ArchInfo] = {
         tma=True,
         persistent=True,
         warp_specialize=True,
+        flatten=False,
         smem_bytes=232448,
         bm=128,
         bk=64,

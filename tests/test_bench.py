@@ -1,0 +1,56 @@
+"""The bench's argument handling, its no-GPU error and its report (CPU; the timing needs a GPU)."""
+
+import json
+
+import pytest
+import torch
+from click.testing import CliRunner
+
+from codegen import bench
+from codegen.cli import main
+
+MODULE = "generated/glu_silu_bf16_bn128_sm90.py"
+
+
+def invoke(*args):
+    return CliRunner().invoke(main, ["bench", *args], catch_exceptions=False)
+
+
+def test_no_gpu_is_a_clear_error_not_a_traceback(monkeypatch, tmp_path):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    result = invoke(MODULE, "--out", str(tmp_path / "r"))
+    assert result.exit_code == 2
+    assert "needs a CUDA GPU" in result.output and "Traceback" not in result.output
+    assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize("shape", ["1,2", "a,b,c", "0,4,4", "4,-1,4"])
+def test_bad_shapes_exit_2(shape):
+    result = invoke(MODULE, "--shape", shape)
+    assert result.exit_code == 2 and "--shape" in result.output
+
+
+def test_shapes_parse_and_default():
+    assert bench.parse_shape("11136,3584,14336") == (11136, 3584, 14336)
+    assert len(bench.DEFAULT_SHAPES) == 4
+
+
+def test_missing_module_and_generation_options(monkeypatch, tmp_path):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    result = invoke(str(tmp_path / "nope.py"))
+    assert result.exit_code == 2 and "no generated module" in result.output
+    result = CliRunner().invoke(main, ["--act", "relu", "bench", MODULE])
+    assert result.exit_code == 2 and "--act" in result.output
+
+
+def test_table_and_json_report():
+    row = {
+        "shape": [8, 16, 128], "activation": "silu", "module": "m", "cublas_ms": 1.0, "floor_ms": 3.0,
+        "ours_train_fwd_ms": 1.05, "ours_infer_fwd_ms": 1.01, "ours_fwd_bwd_ms": 3.3,
+        "eager_fwd_bwd_ms": 4.0, "bwd_act_gbps": 3900.0, "copy_gbps": 4300.0,
+        "ours_peak_mib": 10.0, "eager_peak_mib": 20.0,
+    }
+    text = bench.table([row])
+    assert "8x16x128" in text and "1.050x" in text and "1.100x floor" in text and "0.91" in text
+    assert "10/nan/20" in text
+    json.dumps(row)
