@@ -11,7 +11,8 @@ Expressions are written over ``left``, ``gate``, the temps and a tiny vocabulary
 (for the derivative test in tests/test_activations.py).  Adding an activation is one
 entry in ``ACTIVATIONS``.  All math runs in fp32; forms are chosen so that |gate| up to
 ~80 neither overflows nor produces NaN (``exp`` of a large argument gives +inf, and
-``1 / (1 + inf)`` is 0).
+``1 / (1 + inf)`` is 0), and ``out`` multiplies ``left`` by the finished ``act(gate)`` so that
+``left * gate`` cannot overflow where the reference does not.
 """
 
 from __future__ import annotations
@@ -64,7 +65,7 @@ ACTIVATIONS: dict[Act, Activation] = {
             glu_name="SwiGLU",
             description="silu(g) = g * sigmoid(g)",
             temps=(("s", "1.0 / (1.0 + exp(-gate))"),),
-            out="left * gate * s",
+            out="left * (gate * s)",
             d_left="gate * s",
             d_gate="left * s * (1.0 + gate * (1.0 - s))",
             torch_act="F.silu(gate)",
@@ -87,7 +88,7 @@ ACTIVATIONS: dict[Act, Activation] = {
                 ("cdf", "where(gate >= 0.0, 1.0 - q, q)"),
                 ("pdf", f"{_INV_SQRT_2PI} * e"),
             ),
-            out="left * gate * cdf",
+            out="left * (gate * cdf)",
             d_left="gate * cdf",
             d_gate="left * (cdf + gate * pdf)",
             torch_act="F.gelu(gate)",
@@ -102,7 +103,7 @@ ACTIVATIONS: dict[Act, Activation] = {
                 ("t", "2.0 / (1.0 + exp(-2.0 * u)) - 1.0"),
                 ("du", f"{_SQRT_2_OVER_PI} * (1.0 + 3.0 * 0.044715 * gate * gate)"),
             ),
-            out="left * 0.5 * gate * (1.0 + t)",
+            out="left * (0.5 * gate * (1.0 + t))",
             d_left="0.5 * gate * (1.0 + t)",
             d_gate="left * (0.5 * (1.0 + t) + 0.5 * gate * (1.0 - t * t) * du)",
             torch_act='F.gelu(gate, approximate="tanh")',

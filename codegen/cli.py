@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 import tomllib
 from pathlib import Path
@@ -55,14 +54,17 @@ def load_variants(path: Path) -> list[Spec]:
     return specs
 
 
-def _existing_spec(path: Path) -> dict | None:
-    """The spec recorded in the header of a generated file, or None."""
+def _existing_identity(path: Path) -> str | None:
+    """The variant a generated file holds: the options of its "Regenerate with" line, which
+    name every spec field that is not an arch-table default (so a changed table default does
+    not make a file another variant).  None when the file is not generated."""
+    prefix = "# Regenerate with: swiglu-gen "
     try:
         with open(path, encoding="utf-8") as f:
             for _, line in zip(range(8), f):
-                if line.startswith("# spec: "):
-                    return json.loads(line[len("# spec: ") :])
-    except (OSError, ValueError):
+                if line.startswith(prefix):
+                    return line[len(prefix) :].rsplit(" -o ", 1)[0].strip()
+    except (OSError, UnicodeDecodeError):
         return None
     return None
 
@@ -70,11 +72,12 @@ def _existing_spec(path: Path) -> dict | None:
 def _collisions(out_dir: Path, specs: list[Spec]) -> list[str]:
     problems = []
     for spec in specs:
-        existing = _existing_spec(out_dir / module_filename(spec))
-        if existing is not None and existing != spec.to_dict():
+        path = out_dir / module_filename(spec)
+        existing = _existing_identity(path)
+        if existing is not None and existing != " ".join(spec.cli_args()):
             problems.append(
-                f"{out_dir / module_filename(spec)} holds another variant named {spec.module_name!r} "
-                f"({existing}); choose another --name or remove that file"
+                f"{path} holds another variant named {spec.module_name!r} ({existing}); "
+                "choose another --name or remove that file"
             )
     return problems
 

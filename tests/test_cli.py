@@ -79,6 +79,20 @@ def test_name_collision_with_another_variant_exits_2(tmp_path):
     assert run("--name", "mlp", "-o", str(tmp_path)).exit_code == 0  # same spec: fine
 
 
+def test_changed_arch_default_is_not_a_collision(tmp_path, monkeypatch):
+    import dataclasses
+
+    from codegen import spec as spec_mod
+    from codegen.spec import Arch
+
+    assert run("-o", str(tmp_path)).exit_code == 0
+    old = spec_mod.ARCHS[Arch.SM90]
+    monkeypatch.setitem(spec_mod.ARCHS, Arch.SM90, dataclasses.replace(old, group_m=old.group_m * 2))
+    result = run("-o", str(tmp_path))
+    assert result.exit_code == 0, result.output
+    assert f"GROUP_M = {old.group_m * 2}" in (tmp_path / "glu_silu_bf16_bn128_sm90.py").read_text()
+
+
 def test_check_clean_stale_missing(tmp_path):
     args = ["--act", "relu", "-o", str(tmp_path)]
     result = run(*args, "--check")
