@@ -215,14 +215,14 @@ def plot(results, path: Path) -> bool:
              ("eager_fwd_bwd_ms", "eager"), ("floor_ms", "3x cuBLAS floor")]
     mems = [("ours_peak_mib", "ours"), ("liger_peak_mib", "Liger"), ("compile_peak_mib", "torch.compile"),
             ("eager_peak_mib", "eager")]
-    labels = [f"{r['activation']}\n" + "x".join(map(str, r["shape"])) for r in results]
-    fig, axes = plt.subplots(1, 2, figsize=(14, 5))
+    labels = [f"{r['activation']} " + "x".join(map(str, r["shape"])) for r in results]
+    fig, axes = plt.subplots(1, 2, figsize=(14, 6))
     for ax, series, unit in ((axes[0], impls, "fwd+bwd time / floor"), (axes[1], mems, "peak extra MiB")):
         width = 0.8 / len(series)
         for i, (key, name) in enumerate(series):
             vals = [r.get(key, float("nan")) / (r["floor_ms"] if unit.startswith("fwd") else 1) for r in results]
             ax.bar([j + i * width for j in range(len(results))], vals, width, label=name)
-        ax.set_xticks([j + 0.4 - width / 2 for j in range(len(results))], labels, fontsize=7)
+        ax.set_xticks([j + 0.4 - width / 2 for j in range(len(results))], labels, fontsize=7, rotation=45, ha="right")
         ax.set_ylabel(unit)
         ax.legend(fontsize=7)
     fig.tight_layout()

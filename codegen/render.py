@@ -8,7 +8,6 @@ import importlib.resources
 import json
 from pathlib import Path
 
-import black
 import jinja2
 
 from . import __version__
@@ -17,7 +16,7 @@ from .spec import Spec
 
 MODULE_TEMPLATE = "module.py.j2"
 TEST_TEMPLATE = "test_module.py.j2"
-BLACK_MODE = black.Mode(line_length=100, target_versions={black.TargetVersion.PY310})
+BLACK_LINE_LENGTH = 100
 # Tiling of the memory-bound backward kernel: [32, 128] elements per program, or CHUNK wide.
 BWD_BLOCK_M = 32
 BWD_BLOCK_N_MAX = 128
@@ -100,10 +99,16 @@ def context(spec: Spec, out_dir: str) -> dict:
     }
 
 
+def black_format(text: str) -> str:
+    import black  # imported here: `swiglu-gen bench` on a GPU box needs no black
+
+    mode = black.Mode(line_length=BLACK_LINE_LENGTH, target_versions={black.TargetVersion.PY310})
+    return black.format_str(text, mode=mode)
+
+
 def _render(template: str, ctx: dict) -> str:
     env, _ = _environment()
-    text = env.get_template(template).render(**ctx)
-    return black.format_str(text, mode=BLACK_MODE)
+    return black_format(env.get_template(template).render(**ctx))
 
 
 def module_filename(spec: Spec) -> str:
