@@ -9,39 +9,49 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 
-def _changed(path: Path, text: str) -> bool:
+def _read(path: Path) -> str | None:
     try:
-        return path.read_text(encoding="utf-8") != text
+        return path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        return True
+        return None
 
 
 def write_all(out_dir: Path, files: dict[str, str]) -> list[Path]:
     """Write the files whose content changed; returns their paths.
 
-    All-or-nothing as far as the file system allows: every new text first goes to a temp
-    file in ``out_dir``, and only when all of them are written are they renamed into place,
-    so an error (full disk, no permission, an interrupt) leaves no partial file behind.
+    All or nothing: every new text first goes to a temp file in ``out_dir``; only when all are
+    written are they renamed into place, and if a rename fails or is interrupted, the files
+    already replaced get their old content back (new ones are removed).  No temp file is left.
     """
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    pending: list[tuple[str, Path]] = []
+    pending: list[tuple[str, Path, str | None]] = []  # (temp file, target, old content)
+    done: list[tuple[Path, str | None]] = []
     try:
         for name, text in files.items():
             path = out_dir / name
-            if not _changed(path, text):
+            old = _read(path)
+            if old == text:
                 continue
             fd, tmp = tempfile.mkstemp(dir=out_dir, prefix=f".{name}.", suffix=".tmp")
-            pending.append((tmp, path))
+            pending.append((tmp, path, old))
             with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
                 f.write(text)
             os.chmod(tmp, 0o644)
-        for tmp, path in pending:
+        for tmp, path, old in pending:
             os.replace(tmp, path)
+            done.append((path, old))
+    except BaseException:
+        for path, old in reversed(done):  # roll back what was already replaced
+            if old is None:
+                path.unlink(missing_ok=True)
+            else:
+                path.write_text(old, encoding="utf-8")
+        raise
     finally:
-        for tmp, _ in pending:
+        for tmp, _, _ in pending:
             Path(tmp).unlink(missing_ok=True)
-    return [path for _, path in pending]
+    return [path for _, path, _ in pending]
 
 
 @dataclass
