@@ -46,7 +46,8 @@ def test_vendored_module_runs_alone(tmp_path, name):
                 imports.add(node.module.split(".")[0])
         allowed = {"torch", "triton"} | STDLIB_OK | ({"pytest", "numpy"} if file.startswith("test_") else set())
         assert imports <= allowed, (file, imports - allowed)
-    env = {"PATH": "/usr/bin:/bin", "TRITON_INTERPRET": "1", "CUDA_VISIBLE_DEVICES": "", "HOME": str(tmp_path)}
+    env = {"PATH": "/usr/bin:/bin", "TRITON_INTERPRET": "1", "CUDA_VISIBLE_DEVICES": "", "HOME": str(tmp_path),
+           "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}  # plain pytest: no plugins of this venv
     result = subprocess.run(
         [sys.executable, "-I", "-c", RUNNER, "forward_backward or pack or second_backward", f"test_{name}.py"],
         cwd=vendor, env=env, capture_output=True, text=True,
