@@ -13,20 +13,28 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 STDLIB_OK = {"math", "os", "importlib", "pathlib"}
 
+# Run with `python -I -S` (no site-packages, no .pth files, so no editable install of this
+# repo) and a sys.path made of a folder that links every installed package except the
+# generator's own tooling: torch, triton and their dependencies stay importable.
+HIDDEN = ("codegen", "swiglu_gen", "__editable__", "click", "black", "hypothesis", "_hypothesis")
 RUNNER = r"""
 import sys
-BLOCKED = {"codegen", "jinja2", "click", "black", "hypothesis"}
-
-class Blocker:
-    def find_spec(self, name, path=None, target=None):
-        if name.split(".")[0] in BLOCKED:
-            raise ImportError(f"{name} is not available in a vendoring repo")
-        return None
-
-sys.meta_path.insert(0, Blocker())
+sys.path.insert(0, sys.argv[3])
 import pytest
 sys.exit(pytest.main(["-q", "-p", "no:cacheprovider", "-k", sys.argv[1], sys.argv[2]]))
 """
+
+
+def _site_without_tooling(dest: Path) -> Path:
+    import site
+
+    dest.mkdir()
+    for root in map(Path, site.getsitepackages()):
+        for entry in root.iterdir():
+            if entry.suffix == ".pth" or entry.name.startswith(HIDDEN) or (dest / entry.name).exists():
+                continue
+            (dest / entry.name).symlink_to(entry)
+    return dest
 
 
 @pytest.mark.parametrize("name", ["glu_gelu_fp16_bn64_sm80", "glu_silu_bf16_bn128_sm90"])
@@ -46,10 +54,15 @@ def test_vendored_module_runs_alone(tmp_path, name):
                 imports.add(node.module.split(".")[0])
         allowed = {"torch", "triton"} | STDLIB_OK | ({"pytest", "numpy"} if file.startswith("test_") else set())
         assert imports <= allowed, (file, imports - allowed)
-    env = {"PATH": "/usr/bin:/bin", "TRITON_INTERPRET": "1", "CUDA_VISIBLE_DEVICES": "", "HOME": str(tmp_path),
-           "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}  # plain pytest: no plugins of this venv
+    site_dir = _site_without_tooling(tmp_path / "site")
+    env = {"PATH": "/usr/bin:/bin", "TRITON_INTERPRET": "1", "CUDA_VISIBLE_DEVICES": "", "HOME": str(tmp_path)}
+    probe = "import importlib.util as u; print([m for m in ('codegen', 'click', 'black', 'hypothesis') if u.find_spec(m)])"
+    seen = subprocess.run([sys.executable, "-I", "-S", "-c", f"import sys; sys.path.insert(0, {str(site_dir)!r}); {probe}"],
+                          cwd=vendor, env=env, capture_output=True, text=True)
+    assert seen.stdout.strip() == "[]", seen.stdout + seen.stderr
     result = subprocess.run(
-        [sys.executable, "-I", "-c", RUNNER, "forward_backward or pack or second_backward", f"test_{name}.py"],
+        [sys.executable, "-I", "-S", "-c", RUNNER, "forward_backward or pack or second_backward", f"test_{name}.py",
+         str(site_dir)],
         cwd=vendor, env=env, capture_output=True, text=True,
     )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
