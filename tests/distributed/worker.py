@@ -1,0 +1,175 @@
+"""Two-rank checks of a generated module on torch.distributed (run by torchrun).
+
+    torchrun --standalone --nproc-per-node 2 tests/distributed/worker.py generated/<module>.py OUT.json
+
+CUDA + NCCL when GPUs are present (one per rank), else CPU + gloo with TRITON_INTERPRET=1.
+1. Tensor parallel: the packed weight split by shard_packed_weight (column-parallel) and a
+   row-parallel down projection; output and every gradient vs the unsharded computation.
+2. FSDP2 (fully_shard) over an MLP with FusedGLU: loss and gradients vs one process.
+"""
+
+import importlib.util
+import json
+import os
+import sys
+
+import torch
+
+CUDA = torch.cuda.is_available()
+if not CUDA:
+    os.environ["TRITON_INTERPRET"] = "1"  # before the module's kernels are decorated
+
+import torch.distributed as dist  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+
+def load(path):
+    spec = importlib.util.spec_from_file_location("glu_under_test", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def rel_err(a, b):
+    a, b = a.double(), b.double()
+    return ((a - b).norm() / b.norm()).item()
+
+
+class _CopyToTP(torch.autograd.Function):
+    """Identity forward; the input's gradient is summed over the TP ranks (Megatron's f)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return x
+
+    @staticmethod
+    def backward(ctx, grad):
+        grad = grad.contiguous()
+        dist.all_reduce(grad)
+        return grad
+
+
+class _ReduceFromTP(torch.autograd.Function):
+    """The row-parallel projection's partial outputs summed over ranks (Megatron's g)."""
+
+    @staticmethod
+    def forward(ctx, y):
+        y = y.contiguous()
+        dist.all_reduce(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad
+
+
+def tensor_parallel(mod, device, rank, ws):
+    torch.manual_seed(0)
+    K, N, M = 64, ws * 2 * mod.CHUNK, 24
+    dt = mod.DTYPE
+    gate_w = (torch.randn(N, K) / K**0.5).to(device, dt)
+    up_w = (torch.randn(N, K) / K**0.5).to(device, dt)
+    down_w = (torch.randn(K, N) / N**0.5).to(device, dt)
+    x = torch.randn(M, K).to(device, dt)
+    dy = torch.randn(M, K).to(device, dt)
+    packed = mod.pack_weight(gate_w, up_w)
+
+    # the unsharded computation (every rank does it: same seed, same data)
+    xf, wf, df = (t.clone().requires_grad_() for t in (x, packed, down_w))
+    yf = F.linear(mod.glu(xf, wf), df)
+    yf.backward(dy)
+
+    # column-parallel glu + row-parallel down projection
+    cols = slice(rank * N // ws, (rank + 1) * N // ws)
+    shard = mod.shard_packed_weight(packed, rank, ws).clone().requires_grad_()
+    down_shard = down_w[:, cols].clone().requires_grad_()
+    xt = x.clone().requires_grad_()
+    hidden = mod.glu(_CopyToTP.apply(xt), shard)  # [M, N / tp]: sharded on the hidden dim
+    y = _ReduceFromTP.apply(F.linear(hidden, down_shard))
+    y.backward(dy)
+    full_shard_grad = mod.shard_packed_weight(wf.grad, rank, ws)
+    return {
+        "out": rel_err(y, yf),
+        "grad_x": rel_err(xt.grad, xf.grad),
+        "grad_packed_shard": rel_err(shard.grad, full_shard_grad),
+        "grad_down_shard": rel_err(down_shard.grad, df.grad[:, cols]),
+    }
+
+
+def fsdp2(mod, device, rank, ws):
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.fsdp import fully_shard
+
+    K, N, M = 64, 2 * mod.CHUNK, 16
+    dt = mod.DTYPE
+
+    class MLP(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.glu = mod.FusedGLU(K, N, device=device)
+            self.down_proj = torch.nn.Linear(N, K, bias=False, device=device, dtype=dt)
+
+        def forward(self, x):
+            return self.down_proj(self.glu(x))
+
+    torch.manual_seed(1)
+    reference = MLP()
+    model = MLP()
+    model.load_state_dict(reference.state_dict())
+    xs = [torch.randn(M, K).to(device, dt) for _ in range(ws)]
+    dys = [torch.randn(M, K).to(device, dt) for _ in range(ws)]
+
+    # one process, all ranks' batches; FSDP averages gradients over ranks
+    ref_loss = sum((reference(x).float() * dy.float()).sum() for x, dy in zip(xs, dys)) / ws
+    ref_loss.backward()
+
+    mesh = init_device_mesh(device.type, (ws,))
+    fully_shard(model.glu, mesh=mesh)
+    fully_shard(model, mesh=mesh)
+    loss = (model(xs[rank]).float() * dys[rank].float()).sum()
+    loss.backward()
+    loss = loss.detach().clone()
+    dist.all_reduce(loss)
+    loss /= ws
+    errs = {"loss": abs(loss.item() - ref_loss.item()) / abs(ref_loss.item())}
+    for (name, p), (_, q) in zip(model.named_parameters(), reference.named_parameters()):
+        errs[f"grad {name}"] = rel_err(p.grad.full_tensor(), q.grad)
+    return errs
+
+
+def main():
+    path, out = sys.argv[1], sys.argv[2]
+    backend = "nccl" if CUDA else "gloo"
+    dist.init_process_group(backend)
+    rank, ws = dist.get_rank(), dist.get_world_size()
+    device = torch.device("cuda", rank) if CUDA else torch.device("cpu")
+    if CUDA:
+        torch.cuda.set_device(device)
+    mod = load(path)
+    if not CUDA:  # the interpreter's bf16 dot bug (triton-lang/triton#11584); see the generated tests
+        import numpy as np
+        import triton.language as tl
+        from triton.runtime import interpreter
+
+        create_dot = interpreter.InterpreterBuilder.create_dot
+
+        def widen(h):
+            if h.dtype.scalar != tl.bfloat16:
+                return h
+            return interpreter.TensorHandle((h.data.astype(np.uint32) << 16).view(np.float32), tl.float32)
+
+        interpreter.InterpreterBuilder.create_dot = lambda self, a, b, *r, **k: create_dot(self, widen(a), widen(b), *r, **k)
+    results = {"rank": rank, "world_size": ws, "backend": backend, "module": os.path.basename(path),
+               "torch": torch.__version__, "tensor_parallel": tensor_parallel(mod, device, rank, ws)}
+    try:
+        results["fsdp2"] = fsdp2(mod, device, rank, ws)
+    except Exception as e:  # reported, and failed by the test
+        results["fsdp2_error"] = f"{type(e).__name__}: {e}"
+    with open(f"{out}.rank{rank}.json", "w") as f:
+        json.dump(results, f, indent=1)
+    dist.barrier()
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
