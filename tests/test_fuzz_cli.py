@@ -52,19 +52,11 @@ def snapshot(folder: Path) -> dict:
 
 SMOKE = r"""
 import importlib.util, sys
-import numpy as np, torch
-import triton.language as tl
-from triton.runtime import interpreter
+import torch
+sys.path.insert(0, sys.argv[2])
+from interpreter_patch import widen_bf16_dot
 
-# The interpreter's bf16 tl.dot works on raw bit patterns (triton-lang/triton#11584): widen
-# bf16 operands to fp32 first (the same test-side patch as the generated tests).
-create_dot = interpreter.InterpreterBuilder.create_dot
-def widen(h):
-    if h.dtype.scalar != tl.bfloat16:
-        return h
-    return interpreter.TensorHandle((h.data.astype(np.uint32) << 16).view(np.float32), tl.float32)
-interpreter.InterpreterBuilder.create_dot = lambda self, a, b, *r, **k: create_dot(self, widen(a), widen(b), *r, **k)
-
+widen_bf16_dot()
 spec = importlib.util.spec_from_file_location("smoke", sys.argv[1])
 mod = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(mod)
@@ -87,7 +79,10 @@ def smoke_test(module_path: Path):
     """Import the module and run it under the interpreter, in a fresh process (TRITON_INTERPRET
     must be set before triton is first imported, and no GPU is used)."""
     env = {**os.environ, "TRITON_INTERPRET": "1", "CUDA_VISIBLE_DEVICES": ""}
-    result = subprocess.run([sys.executable, "-c", SMOKE, str(module_path)], env=env, capture_output=True, text=True)
+    tests_dir = str(Path(__file__).resolve().parent)
+    result = subprocess.run(
+        [sys.executable, "-c", SMOKE, str(module_path), tests_dir], env=env, capture_output=True, text=True
+    )
     assert result.returncode == 0 and "smoke ok" in result.stdout, result.stderr[-3000:]
 
 

@@ -146,19 +146,11 @@ def main():
     if CUDA:
         torch.cuda.set_device(device)
     mod = load(path)
-    if not CUDA:  # the interpreter's bf16 dot bug (triton-lang/triton#11584); see the generated tests
-        import numpy as np
-        import triton.language as tl
-        from triton.runtime import interpreter
+    if not CUDA:  # the interpreter's bf16 dot bug (triton-lang/triton#11584)
+        sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        from interpreter_patch import widen_bf16_dot
 
-        create_dot = interpreter.InterpreterBuilder.create_dot
-
-        def widen(h):
-            if h.dtype.scalar != tl.bfloat16:
-                return h
-            return interpreter.TensorHandle((h.data.astype(np.uint32) << 16).view(np.float32), tl.float32)
-
-        interpreter.InterpreterBuilder.create_dot = lambda self, a, b, *r, **k: create_dot(self, widen(a), widen(b), *r, **k)
+        widen_bf16_dot()
     results = {"rank": rank, "world_size": ws, "backend": backend, "module": os.path.basename(path),
                "torch": torch.__version__, "tensor_parallel": tensor_parallel(mod, device, rank, ws)}
     try:
