@@ -11,7 +11,7 @@ BIN := $(VENV)/bin
 VARIANTS := generated/variants.toml
 STAMP := $(VENV)/.installed
 
-.PHONY: env generate check test test-codegen test-generated format bench clean
+.PHONY: env generate check test test-codegen test-generated format bench tune clean
 
 env: $(STAMP)
 
@@ -47,3 +47,8 @@ clean:
 BENCH_MODULES ?= generated/glu_silu_bf16_bn128_sm90.py generated/glu_gelu_bf16_bn128_sm90.py generated/glu_gelu_tanh_bf16_bn128_sm90.py
 bench: $(STAMP)
 	$(BIN)/swiglu-gen bench $(BENCH_MODULES) --out bench-results
+
+# GPU only: re-measure a module's tiling and write the winner into generated/variants.toml.
+TUNE_MODULE ?= generated/glu_silu_bf16_bn128_sm90.py
+tune: $(STAMP)
+	$(BIN)/swiglu-gen tune $(TUNE_MODULE) --write && $(MAKE) generate

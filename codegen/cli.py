@@ -199,6 +199,24 @@ def bench(args):
         sys.exit(code)
 
 
+@main.command(
+    "tune",
+    context_settings={"ignore_unknown_options": True, "allow_extra_args": True, "help_option_names": []},
+    add_help_option=False,
+)
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+def tune(args):
+    """Re-measure a module's tiling on this GPU; --write puts the winner into the variants file.
+
+    swiglu-gen tune MODULE.py [--shape M,K,N ...] [--variants FILE] [--write] [--min-gain F]
+    """
+    from .tune import main as tune_main
+
+    code = tune_main(list(args))
+    if code:
+        sys.exit(code)
+
+
 def _is_generated(path: Path) -> bool:
     try:
         with open(path, encoding="utf-8") as f:

@@ -1,0 +1,178 @@
+"""`swiglu-gen tune`: re-measure a generated module's tiling on this GPU and write the winner back
+into the variants file, so that `make generate` reproduces it.
+
+The module's tiling constants (BLOCK_M, BLOCK_K, NUM_WARPS, NUM_STAGES, GROUP_M) are read at
+call time, so candidates are timed by setting them on the loaded module: no re-rendering, no
+autotuning at import.  Each candidate is first checked against the float32 reference.  The score
+is the geometric mean over the shapes of the training forward's time relative to the module's
+current tiling; the winner must beat it by --min-gain to be written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import math
+import sys
+import tomllib
+from pathlib import Path
+
+from .bench import DEFAULT_SHAPES, BenchError, load_module, parse_shape
+from .spec import Spec, SpecError
+
+TILING = ("bm", "bk", "num_warps", "num_stages", "group_m")
+CONSTANTS = {"bm": "BLOCK_M", "bk": "BLOCK_K", "num_warps": "NUM_WARPS", "num_stages": "NUM_STAGES", "group_m": "GROUP_M"}
+GRID = {"bm": (64, 128), "bk": (32, 64, 128), "num_warps": (4, 8), "num_stages": (2, 3, 4), "group_m": (4, 8, 16, 32)}
+
+
+def candidates(spec: Spec) -> list[dict]:
+    """Every tiling of GRID that is a valid spec for this variant (shared memory, registers)."""
+    out = []
+    for values in itertools.product(*(GRID[k] for k in TILING)):
+        tiling = dict(zip(TILING, values))
+        try:
+            Spec.create(**{**spec.to_dict(), **tiling})
+        except SpecError:
+            continue
+        out.append(tiling)
+    return out
+
+
+def current_tiling(module) -> dict:
+    return {k: int(getattr(module, CONSTANTS[k])) for k in TILING}
+
+
+def apply_tiling(module, tiling: dict) -> None:
+    for k, v in tiling.items():
+        setattr(module, CONSTANTS[k], v)
+
+
+def tune(module, shapes, timer, check=None, log=print) -> tuple[dict, dict, list]:
+    """Returns (baseline tiling, best tiling, rows).  ``timer(module, shape) -> ms`` times the
+    training forward with the module's current constants; ``check(module) -> bool`` validates."""
+    spec = Spec.create(**{k: v for k, v in module.SPEC.items()})
+    baseline = current_tiling(module)
+    base_ms = {shape: timer(module, shape) for shape in shapes}
+    rows = []
+    try:
+        for tiling in candidates(spec):
+            apply_tiling(module, tiling)
+            try:
+                if check is not None and not check(module):
+                    log(f"  {tiling}: wrong results, skipped")
+                    continue
+                times = {shape: timer(module, shape) for shape in shapes}
+            except Exception as e:  # noqa: BLE001 - e.g. out of resources: not a candidate here
+                log(f"  {tiling}: {type(e).__name__}, skipped")
+                continue
+            score = math.exp(sum(math.log(times[s] / base_ms[s]) for s in shapes) / len(shapes))
+            rows.append({"tiling": tiling, "score": score, "ms": [times[s] for s in shapes]})
+            log(f"  {tiling}: {score:.3f}x the current tiling")
+    finally:
+        apply_tiling(module, baseline)
+    rows.sort(key=lambda r: r["score"])
+    best = rows[0]["tiling"] if rows else baseline
+    return baseline, best, rows
+
+
+def write_back(variants_path: Path, name: str, tiling: dict) -> str:
+    """Set ``tiling`` (and the module's name, so the file name stays) on the [[variant]] of the
+    variants file that renders ``name``; returns the new text (written in place)."""
+    from .cli import load_variants  # the generator's own reading of the file
+
+    path = Path(variants_path)
+    text = path.read_text(encoding="utf-8")
+    entries = tomllib.loads(text)["variant"]
+    specs = load_variants(path)
+    matches = [i for i, s in enumerate(specs) if s.module_name == name]
+    if not matches:
+        raise BenchError(f"--variants: no variant in {path} renders {name}.py")
+    entry = dict(entries[matches[0]])
+    entry.update(tiling)
+    entry["name"] = name
+    entries[matches[0]] = entry
+    header = text[: text.index("[[variant]]")] if "[[variant]]" in text else ""
+    blocks = []
+    for e in entries:
+        lines = ["[[variant]]"] + [f"{k} = {_toml_value(v)}" for k, v in e.items()]
+        blocks.append("\n".join(lines))
+    new_text = header + "\n\n".join(blocks) + "\n"
+    tomllib.loads(new_text)  # must stay valid TOML
+    path.write_text(new_text, encoding="utf-8")
+    return new_text
+
+
+def _toml_value(v) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int):
+        return str(v)
+    return '"' + str(v).replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _gpu_timer(module, shape):
+    import torch
+    from triton.testing import do_bench
+
+    M, K, N = shape
+    key = (shape, module.DTYPE)
+    cache = _gpu_timer.__dict__.setdefault("inputs", {})
+    if key not in cache:
+        x = torch.randn(M, K, device="cuda", dtype=module.DTYPE)
+        w = (torch.randn(2 * N, K, device="cuda") / K**0.5).to(module.DTYPE)
+        cache[key] = (x, w)
+    x, w = cache[key]
+    return do_bench(lambda: module.glu_forward(x, w, save_factors=True), warmup=25, rep=100, return_mode="median")
+
+
+def _gpu_check(module):
+    import torch
+
+    K, N = 512, 4 * module.CHUNK
+    x = torch.randn(1000, K, device="cuda", dtype=module.DTYPE)
+    gate_w = (torch.randn(N, K, device="cuda") / K**0.5).to(module.DTYPE)
+    up_w = (torch.randn(N, K, device="cuda") / K**0.5).to(module.DTYPE)
+    out, _ = module.glu_forward(x, module.pack_weight(gate_w, up_w), save_factors=True)
+    ref = module.reference(x, gate_w, up_w)
+    return ((out.float() - ref).norm() / ref.norm()).item() < 1e-2
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="swiglu-gen tune", description=__doc__.splitlines()[0])
+    p.add_argument("module", help="a generated module, e.g. generated/glu_silu_bf16_bn128_sm90.py")
+    p.add_argument("--shape", action="append", default=None, help="M,K,N (repeatable); default: the four baseline shapes")
+    p.add_argument("--variants", default="generated/variants.toml", help="the variants file to write the winner into")
+    p.add_argument("--write", action="store_true", help="write the winner into --variants (then run make generate)")
+    p.add_argument("--min-gain", type=float, default=0.01, help="write only if the winner is this much faster")
+    args = p.parse_args(argv)
+    log = lambda s: print(s, file=sys.stderr, flush=True)  # noqa: E731
+    try:
+        shapes = [parse_shape(s) for s in args.shape] if args.shape else DEFAULT_SHAPES
+        try:
+            import torch
+        except ImportError as e:
+            raise BenchError(f"tune needs torch and triton installed ({e})") from None
+        if not torch.cuda.is_available():
+            raise BenchError("tune needs a CUDA GPU; none is visible (torch.cuda.is_available() is False)")
+        module = load_module(Path(args.module))
+        baseline, best, rows = tune(module, shapes, _gpu_timer, _gpu_check, log=log)
+        gain = 1 - rows[0]["score"] if rows else 0.0
+        print(f"current tiling {baseline}; best {best} ({rows[0]['score']:.3f}x)" if rows else "no candidate ran")
+        if args.write and rows and best != baseline and gain >= args.min_gain:
+            write_back(Path(args.variants), module.SPEC["name"], best)
+            print(f"wrote {best} for {module.SPEC['name']} into {args.variants}; now run: make generate")
+        elif args.write:
+            print(f"nothing written: the best tiling is not {args.min_gain:.0%} faster than the current one")
+    except BenchError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    except Exception as e:  # the variants file's own errors (click's GenError) are the user's to fix
+        if type(e).__name__ != "GenError":
+            raise
+        print(f"error: {e.format_message()}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

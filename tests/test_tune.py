@@ -1,0 +1,82 @@
+"""`swiglu-gen tune`: candidate grid, choice of the winner, write-back into the variants file (so
+`make generate` reproduces it), and its errors.  The GPU timing itself is injected here."""
+
+import shutil
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+import torch
+from click.testing import CliRunner
+
+from codegen import tune as tune_mod
+from codegen.cli import load_variants, main
+from codegen.render import render
+from codegen.spec import Spec
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def fake_module(spec: Spec):
+    info = spec.to_dict()
+    return SimpleNamespace(
+        SPEC=info, BLOCK_M=spec.bm, BLOCK_K=spec.bk, NUM_WARPS=spec.num_warps,
+        NUM_STAGES=spec.num_stages, GROUP_M=spec.group_m,
+    )
+
+
+def test_candidates_are_valid_specs_of_the_variant():
+    spec = Spec.create(act="silu", arch="sm90")
+    cands = tune_mod.candidates(spec)
+    assert cands and all(Spec.create(**{**spec.to_dict(), **c}) for c in cands)
+    # 3 stages of BK=128 tiles do not fit in sm90's shared memory: never a candidate
+    assert not any(c["bk"] == 128 and c["num_stages"] == 3 and c["bm"] == 128 for c in cands)
+
+
+def test_tune_picks_the_fastest_and_restores_the_module():
+    spec = Spec.create(act="gelu", arch="sm90")
+    mod = fake_module(spec)
+
+    def timer(m, shape):  # GROUP_M=32 and 4 stages are "fastest"; BK=32 is "broken"
+        return 1.0 - 0.05 * (m.GROUP_M == 32) - 0.02 * (m.NUM_STAGES == 4)
+
+    def check(m):
+        return m.BLOCK_K != 32
+
+    baseline, best, rows = tune_mod.tune(mod, [(8, 8, 8), (16, 16, 16)], timer, check, log=lambda s: None)
+    assert best["group_m"] == 32 and best["num_stages"] == 4 and best["bk"] != 32
+    assert rows[0]["score"] == pytest.approx(0.93)
+    assert tune_mod.current_tiling(mod) == baseline  # the module is left as it was
+
+
+def test_write_back_reproduces_the_winner_under_the_same_name(tmp_path):
+    variants = tmp_path / "variants.toml"
+    shutil.copy(ROOT / "generated" / "variants.toml", variants)
+    before = load_variants(variants)
+    best = {"bm": 128, "bk": 64, "num_warps": 8, "num_stages": 4, "group_m": 32}
+    tune_mod.write_back(variants, "glu_gelu_bf16_bn128_sm90", best)
+    after = load_variants(variants)
+    assert len(after) == len(before)
+    (tuned,) = [s for s in after if s.module_name == "glu_gelu_bf16_bn128_sm90"]
+    assert (tuned.num_stages, tuned.group_m) == (4, 32) and tuned.name == "glu_gelu_bf16_bn128_sm90"
+    assert [s for s in after if s.module_name != tuned.module_name] == [
+        s for s in before if s.module_name != tuned.module_name
+    ]
+    assert variants.read_text().startswith("# The checked-in variants.")  # header kept
+    module = render(tuned, "generated")["glu_gelu_bf16_bn128_sm90.py"]
+    assert "NUM_STAGES = 4" in module and "GROUP_M = 32" in module
+
+
+def test_write_back_of_an_unknown_module(tmp_path):
+    variants = tmp_path / "variants.toml"
+    shutil.copy(ROOT / "generated" / "variants.toml", variants)
+    with pytest.raises(tune_mod.BenchError, match="no variant"):
+        tune_mod.write_back(variants, "glu_nope", {"group_m": 4})
+
+
+def test_cli_without_gpu_exits_2(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    result = CliRunner().invoke(main, ["tune", "generated/glu_silu_bf16_bn128_sm90.py"], catch_exceptions=False)
+    assert result.exit_code == 2 and "needs a CUDA GPU" in result.output
+    result = CliRunner().invoke(main, ["tune", "generated/glu_silu_bf16_bn128_sm90.py", "--shape", "1,2"])
+    assert result.exit_code == 2 and "--shape" in result.output
