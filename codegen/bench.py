@@ -139,17 +139,7 @@ def bench_shape(mod, shape, do_compile=True, rounds=3, log=print):
     step = fwd_bwd(mod.glu, (xg, wg))
     res["ours_fwd_bwd_ms"] = t(step, grad_to_none=[xg, wg])
     res["ours_peak_mib"] = peak_mib(step, [xg, wg])
-    _, factors = mod.glu_forward(x, packed, save_factors=True)
-    res["ours_bwd_act_ms"] = t(lambda: mod.glu_backward_factors_(dy, factors))
-    res["bwd_gemm_grad_x_ms"] = t(lambda: factors @ packed)
-    res["bwd_gemm_grad_w_ms"] = t(lambda: factors.t() @ x)
-    src = torch.empty(M, 2 * N, device=dev, dtype=dt)
-    dst = torch.empty_like(src)
-    res["copy_ms"] = t(lambda: dst.copy_(src))
-    act_bytes = (M * N + 2 * 2 * M * N) * 2  # dy read, factors read + written
-    res["bwd_act_gbps"] = act_bytes / res["ours_bwd_act_ms"] / 1e6
-    res["copy_gbps"] = 2 * src.numel() * 2 / res["copy_ms"] / 1e6
-    del factors, src, dst
+    res.update(_backward_parts(mod, x, packed, dy, t))
 
     log(f"  {shape}: eager")
     eager = _eager_glu(mod.ACTIVATION)
@@ -179,6 +169,26 @@ def bench_shape(mod, shape, do_compile=True, rounds=3, log=print):
     res["cublas_tflops"] = flop_fwd / res["cublas_ms"] / 1e9
     res["ours_train_fwd_tflops"] = flop_fwd / res["ours_train_fwd_ms"] / 1e9
     res["ours_fwd_bwd_tflops"] = 3 * flop_fwd / res["ours_fwd_bwd_ms"] / 1e9
+    return res
+
+
+def _backward_parts(mod, x, packed, dy, t):
+    """The backward's pieces on their own, and the device copy bandwidth of a same-size buffer."""
+    import torch
+
+    M, N = dy.shape
+    _, factors = mod.glu_forward(x, packed, save_factors=True)
+    res = {
+        "ours_bwd_act_ms": t(lambda: mod.glu_backward_factors_(dy, factors)),
+        "bwd_gemm_grad_x_ms": t(lambda: factors @ packed),
+        "bwd_gemm_grad_w_ms": t(lambda: factors.t() @ x),
+    }
+    src = torch.empty_like(factors)
+    dst = torch.empty_like(factors)
+    res["copy_ms"] = t(lambda: dst.copy_(src))
+    act_bytes = (M * N + 2 * 2 * M * N) * dy.element_size()  # dy read, factors read + written
+    res["bwd_act_gbps"] = act_bytes / res["ours_bwd_act_ms"] / 1e6
+    res["copy_gbps"] = 2 * src.numel() * src.element_size() / res["copy_ms"] / 1e6
     return res
 
 

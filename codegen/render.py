@@ -79,6 +79,7 @@ def context(spec: Spec, out_dir: str) -> dict:
         "d_left_expr": translate(act.d_left, "triton"),
         "d_gate_expr": translate(act.d_gate, "triton"),
         "torch_act": act.torch_act,
+        "uses_functional": "F." in act.torch_act,
         "torch_dtype": spec.dtype.torch_name,
         "tl_dtype": {"bf16": "tl.bfloat16", "fp16": "tl.float16"}[spec.dtype.value],
         "dtype": spec.dtype.value,
