@@ -14,7 +14,14 @@ import statistics
 import sys
 from pathlib import Path
 
-DEFAULT_SHAPES = [(11136, 3584, 14336), (8192, 4096, 14336), (4096, 2048, 5632), (16384, 8192, 28672)]
+# The four baseline shapes, then two where a step is short and the host cost shows.
+DEFAULT_SHAPES = [
+    (11136, 3584, 14336),
+    (8192, 4096, 14336),
+    (4096, 2048, 5632),
+    (16384, 8192, 28672),
+    (2048, 4096, 1408),
+]
 
 
 class BenchError(RuntimeError):
@@ -44,14 +51,7 @@ def parse_shape(text: str) -> tuple[int, int, int]:
 def _eager_glu(act_name):
     import torch.nn.functional as F
 
-    acts = {
-        "silu": F.silu,
-        "gelu": F.gelu,
-        "gelu_tanh": lambda g: F.gelu(g, approximate="tanh"),
-        "relu": F.relu,
-        "sigmoid": lambda g: g.sigmoid(),
-    }
-    act = acts[act_name]
+    act = _act_of(act_name)
 
     def eager(x, w_cat):  # w_cat: [2N, K] = [up; gate] unpacked
         left, gate = F.linear(x, w_cat).chunk(2, dim=-1)
@@ -78,6 +78,37 @@ def _liger(act_name):
     return liger
 
 
+def host_us(step, n=20, warmup=3):
+    """CPU time to issue one step (µs): n steps back to back, no synchronisation among them.
+
+    The GPU queue holds far more than n steps' launches, so this is what the host spends
+    (Python, dispatch, autograd, launches), not what the GPU does."""
+    import time
+
+    import torch
+
+    for _ in range(warmup):
+        step()
+    torch.cuda.synchronize()
+    best = float("inf")
+    for _ in range(3):
+        t0 = time.perf_counter()
+        for _ in range(n):
+            step()
+        best = min(best, (time.perf_counter() - t0) / n * 1e6)
+        torch.cuda.synchronize()
+    return best
+
+
+def _interleaved(steps, t, rounds):
+    """{name: median ms} over `rounds` rounds, every implementation once per round."""
+    samples = {k: [] for k in steps}
+    for _ in range(rounds):
+        for name, (fn, grads) in steps.items():
+            samples[name].append(t(fn, grads))
+    return {name: statistics.median(v) for name, v in samples.items()}
+
+
 def bench_shape(mod, shape, do_compile=True, rounds=3, log=print):
     import torch
     from triton.testing import do_bench
@@ -90,14 +121,16 @@ def bench_shape(mod, shape, do_compile=True, rounds=3, log=print):
     x = torch.randn(M, K, device=dev, dtype=dt)
     gate_w = (torch.randn(N, K, device=dev) / K**0.5).to(dt)
     up_w = (torch.randn(N, K, device=dev) / K**0.5).to(dt)
+    down_w = (torch.randn(K, N, device=dev) / N**0.5).to(dt)
     packed = mod.pack_weight(gate_w, up_w).contiguous()
     w_cat = torch.cat([up_w, gate_w]).contiguous()
     dy = torch.randn(M, N, device=dev, dtype=dt)
+    dz = torch.randn(M, K, device=dev, dtype=dt)
     flop_fwd = 2.0 * M * K * 2 * N
     res = {"shape": [M, K, N], "activation": mod.ACTIVATION, "module": mod.SPEC["name"]}
 
     def t(fn, grad_to_none=None):
-        return do_bench(fn, warmup=50, rep=300, grad_to_none=grad_to_none, return_mode="median")
+        return do_bench(fn, warmup=25, rep=100, grad_to_none=grad_to_none, return_mode="median")
 
     def peak_mib(step, params):
         for p in params:
@@ -112,64 +145,126 @@ def bench_shape(mod, shape, do_compile=True, rounds=3, log=print):
             p.grad = None
         return extra
 
-    def fwd_bwd(forward, inputs):
+    def fwd_bwd(forward, inputs, grad):
         def step():
-            forward(*inputs).backward(dy)
+            forward(*inputs).backward(grad)
 
         return step
 
     # cuBLAS and our forwards are timed in interleaved rounds (median of each): the ratios
     # that the targets are about then see the same clocks.
     log(f"  {shape}: cuBLAS GEMM vs ours (train fwd / infer fwd), {rounds} interleaved rounds")
-    fns = {
-        "cublas_ms": lambda: torch.nn.functional.linear(x, packed),
-        "ours_train_fwd_ms": lambda: mod.glu_forward(x, packed, save_factors=True),
-        "ours_infer_fwd_ms": lambda: mod.glu_forward(x, packed, save_factors=False),
+    fwd = {
+        "cublas_ms": (lambda: torch.nn.functional.linear(x, packed), None),
+        "ours_train_fwd_ms": (lambda: mod.glu_forward(x, packed, save_factors=True), None),
+        "ours_infer_fwd_ms": (lambda: mod.glu_forward(x, packed, save_factors=False), None),
     }
-    samples = {k: [] for k in fns}
-    for _ in range(rounds):
-        for k, fn in fns.items():
-            samples[k].append(t(fn))
-    res.update({k: statistics.median(v) for k, v in samples.items()})
+    res.update(_interleaved(fwd, t, rounds))
     res["floor_ms"] = 3 * res["cublas_ms"]
+    res["mlp_floor_ms"] = 3 * (res["cublas_ms"] + t(lambda: torch.nn.functional.linear(dy, down_w)))
 
-    log(f"  {shape}: ours fwd+bwd")
+    # ---- the GLU up-projection, fwd+bwd: every implementation in interleaved rounds --------
     xg = x.clone().requires_grad_()
     wg = packed.clone().requires_grad_()
-    step = fwd_bwd(mod.glu, (xg, wg))
-    res["ours_fwd_bwd_ms"] = t(step, grad_to_none=[xg, wg])
-    res["ours_peak_mib"] = peak_mib(step, [xg, wg])
-    res.update(_backward_parts(mod, x, packed, dy, t))
-
-    log(f"  {shape}: eager")
-    eager = _eager_glu(mod.ACTIVATION)
-    xe = x.clone().requires_grad_()
     we = w_cat.clone().requires_grad_()
-    step = fwd_bwd(eager, (xe, we))
-    res["eager_fwd_bwd_ms"] = t(step, grad_to_none=[xe, we])
-    res["eager_peak_mib"] = peak_mib(step, [xe, we])
-
+    eager = _eager_glu(mod.ACTIVATION)
+    glu = {
+        "ours": (fwd_bwd(mod.glu, (xg, wg), dy), [xg, wg]),
+        "eager": (fwd_bwd(eager, (xg, we), dy), [xg, we]),
+    }
     if do_compile:
-        log(f"  {shape}: torch.compile")
-        compiled = torch.compile(eager)
-        step = fwd_bwd(compiled, (xe, we))
-        res["compile_fwd_bwd_ms"] = t(step, grad_to_none=[xe, we])
-        res["compile_peak_mib"] = peak_mib(step, [xe, we])
-
+        glu["compile"] = (fwd_bwd(torch.compile(eager), (xg, we), dy), [xg, we])
     liger = _liger(mod.ACTIVATION)
     if liger is not None:
-        log(f"  {shape}: Liger")
         wgl = gate_w.clone().requires_grad_()
         wul = up_w.clone().requires_grad_()
-        step = fwd_bwd(liger, (xe, wgl, wul))
-        res["liger_fwd_bwd_ms"] = t(step, grad_to_none=[xe, wgl, wul])
-        res["liger_peak_mib"] = peak_mib(step, [xe, wgl, wul])
+        glu["liger"] = (fwd_bwd(liger, (xg, wgl, wul), dy), [xg, wgl, wul])
+    log(f"  {shape}: GLU fwd+bwd ({', '.join(glu)}), {rounds} interleaved rounds")
+    for name, ms in _interleaved(glu, t, rounds).items():
+        res[f"{name}_fwd_bwd_ms"] = ms
+    for name, (step, params) in glu.items():
+        res[f"{name}_host_us"] = host_us(step)
+        res[f"{name}_peak_mib"] = peak_mib(step, params)
+        for p in params:
+            p.grad = None
+    if liger is not None:
         res["liger_fwd_ms"] = t(lambda: liger(x, gate_w, up_w))
+    res.update(_backward_parts(mod, x, packed, dy, t))
+
+    # ---- the whole MLP (gate/up/down), fwd+bwd ---------------------------------------------
+    mlp = _mlps(mod, gate_w, up_w, down_w, liger is not None, do_compile)
+    mlp_steps = {}
+    for name, model in mlp.items():
+        params = [xg, *model.parameters()]
+        mlp_steps[name] = (fwd_bwd(model, (xg,), dz), params)
+    log(f"  {shape}: MLP fwd+bwd ({', '.join(mlp)}), {rounds} interleaved rounds")
+    for name, ms in _interleaved(mlp_steps, t, rounds).items():
+        res[f"mlp_{name}_fwd_bwd_ms"] = ms
+    for name, (step, params) in mlp_steps.items():
+        res[f"mlp_{name}_host_us"] = host_us(step)
+        res[f"mlp_{name}_peak_mib"] = peak_mib(step, params)
+        for p in params:
+            p.grad = None
 
     res["cublas_tflops"] = flop_fwd / res["cublas_ms"] / 1e9
     res["ours_train_fwd_tflops"] = flop_fwd / res["ours_train_fwd_ms"] / 1e9
     res["ours_fwd_bwd_tflops"] = 3 * flop_fwd / res["ours_fwd_bwd_ms"] / 1e9
     return res
+
+
+def _mlps(mod, gate_w, up_w, down_w, with_liger, do_compile):
+    """The whole MLP three ways (four with torch.compile of ours): the same weights."""
+    import torch
+
+    act = _act_of(mod.ACTIVATION)
+
+    def linear(w):
+        lin = torch.nn.Linear(w.shape[1], w.shape[0], bias=False, device=w.device, dtype=w.dtype)
+        with torch.no_grad():
+            lin.weight.copy_(w)
+        return lin
+
+    class Ours(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.gate_up = mod.FusedGLU.from_linears(linear(gate_w), linear(up_w))
+            self.down_proj = linear(down_w)
+
+        def forward(self, x):
+            return self.down_proj(self.gate_up(x))
+
+    class Eager(torch.nn.Module):  # HF LlamaMLP
+        def __init__(self):
+            super().__init__()
+            self.gate_proj, self.up_proj, self.down_proj = linear(gate_w), linear(up_w), linear(down_w)
+
+        def forward(self, x):
+            return self.down_proj(act(self.gate_proj(x)) * self.up_proj(x))
+
+    models = {"ours": Ours(), "eager": Eager()}
+    if with_liger:
+        liger = _liger(mod.ACTIVATION)
+
+        class Liger(Eager):
+            def forward(self, x):
+                return self.down_proj(liger(x, self.gate_proj.weight, self.up_proj.weight))
+
+        models["liger"] = Liger()
+    if do_compile:
+        models["ours_compiled"] = torch.compile(Ours(), fullgraph=True)
+    return models
+
+
+def _act_of(act_name):
+    import torch.nn.functional as F
+
+    return {
+        "silu": F.silu,
+        "gelu": F.gelu,
+        "gelu_tanh": lambda g: F.gelu(g, approximate="tanh"),
+        "relu": F.relu,
+        "sigmoid": lambda g: g.sigmoid(),
+    }[act_name]
 
 
 def _backward_parts(mod, x, packed, dy, t):
@@ -192,6 +287,10 @@ def _backward_parts(mod, x, packed, dy, t):
     return res
 
 
+def _fmt(v, digits):
+    return "-" if v is None else f"{v:.{digits}f}"
+
+
 def table(results) -> str:
     cols = [
         ("shape", lambda r: "x".join(map(str, r["shape"]))),
@@ -205,6 +304,9 @@ def table(results) -> str:
         ("liger", lambda r: f"{r['liger_fwd_bwd_ms']:.3f}" if "liger_fwd_bwd_ms" in r else "-"),
         ("bwd act/copy BW", lambda r: f"{r['bwd_act_gbps'] / r['copy_gbps']:.2f}"),
         ("peak MiB ours/liger/eager", lambda r: f"{r['ours_peak_mib']:.0f}/{r.get('liger_peak_mib', float('nan')):.0f}/{r['eager_peak_mib']:.0f}"),
+        ("host us ours/liger/eager", lambda r: "/".join(_fmt(r.get(f"{k}_host_us"), 0) for k in ("ours", "liger", "eager"))),
+        ("MLP ms ours/compiled/liger/eager", lambda r: "/".join(_fmt(r.get(f"mlp_{k}_fwd_bwd_ms"), 3) for k in ("ours", "ours_compiled", "liger", "eager"))),
+        ("MLP host us ours/liger/eager", lambda r: "/".join(_fmt(r.get(f"mlp_{k}_host_us"), 0) for k in ("ours", "liger", "eager"))),
     ]
     rows = [[c[0] for c in cols]] + [[c[1](r) for c in cols] for r in results]
     widths = [max(len(row[i]) for row in rows) for i in range(len(cols))]

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import math
+import statistics
 import sys
 import tomllib
 from pathlib import Path
@@ -47,12 +48,15 @@ def apply_tiling(module, tiling: dict) -> None:
         setattr(module, CONSTANTS[k], v)
 
 
-def tune(module, shapes, timer, check=None, log=print) -> tuple[dict, dict, list]:
+def tune(module, shapes, timer, check=None, log=print, rounds=3) -> tuple[dict, dict, list]:
     """Returns (baseline tiling, best tiling, rows).  ``timer(module, shape) -> ms`` times the
-    training forward with the module's current constants; ``check(module) -> bool`` validates."""
+    training forward with the module's current constants; ``check(module) -> bool`` validates.
+
+    Each candidate is timed against the current tiling in interleaved rounds (baseline,
+    candidate, baseline, ...) and scored by the ratio of the medians, so both see the same
+    clocks and the current tiling scores 1.00 within noise."""
     spec = Spec.create(**{k: v for k, v in module.SPEC.items()})
     baseline = current_tiling(module)
-    base_ms = {shape: timer(module, shape) for shape in shapes}
     rows = []
     try:
         for tiling in candidates(spec):
@@ -61,12 +65,20 @@ def tune(module, shapes, timer, check=None, log=print) -> tuple[dict, dict, list
                 if check is not None and not check(module):
                     log(f"  {tiling}: wrong results, skipped")
                     continue
-                times = {shape: timer(module, shape) for shape in shapes}
+                ratios = []
+                for shape in shapes:
+                    base, cand = [], []
+                    for _ in range(rounds):
+                        apply_tiling(module, baseline)
+                        base.append(timer(module, shape))
+                        apply_tiling(module, tiling)
+                        cand.append(timer(module, shape))
+                    ratios.append((statistics.median(cand), statistics.median(base)))
             except Exception as e:  # noqa: BLE001 - e.g. out of resources: not a candidate here
                 log(f"  {tiling}: {type(e).__name__}, skipped")
                 continue
-            score = math.exp(sum(math.log(times[s] / base_ms[s]) for s in shapes) / len(shapes))
-            rows.append({"tiling": tiling, "score": score, "ms": [times[s] for s in shapes]})
+            score = math.exp(sum(math.log(c / b) for c, b in ratios) / len(ratios))
+            rows.append({"tiling": tiling, "score": score, "ms": [c for c, _ in ratios]})
             log(f"  {tiling}: {score:.3f}x the current tiling")
     finally:
         apply_tiling(module, baseline)

@@ -32,7 +32,7 @@ def test_bad_shapes_exit_2(shape):
 
 def test_shapes_parse_and_default():
     assert bench.parse_shape("11136,3584,14336") == (11136, 3584, 14336)
-    assert len(bench.DEFAULT_SHAPES) == 4
+    assert len(bench.DEFAULT_SHAPES) == 5 and (2048, 4096, 1408) in bench.DEFAULT_SHAPES
 
 
 def test_missing_module_and_generation_options(monkeypatch, tmp_path):

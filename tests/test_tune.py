@@ -49,6 +49,25 @@ def test_tune_picks_the_fastest_and_restores_the_module():
     assert tune_mod.current_tiling(mod) == baseline  # the module is left as it was
 
 
+def test_the_current_tiling_scores_one_on_a_drifting_clock():
+    """The bias of issue 8: the baseline timed once up front on a cold/fast GPU, candidates later
+    on a slower one, scored every candidate (the current tiling too) >= 1.06x.  Interleaved
+    rounds see the same clock: the current tiling scores 1.00 and a real gain still shows."""
+    spec = Spec.create(act="silu", arch="sm90")
+    mod = fake_module(spec)
+    baseline = tune_mod.current_tiling(mod)
+    calls = []
+
+    def timer(m, shape):  # the clock slows down by 1% per call; GROUP_M=32 is 3% faster
+        calls.append(1)
+        return (1.0 + 0.01 * len(calls)) * (0.97 if m.GROUP_M == 32 else 1.0)
+
+    _, best, rows = tune_mod.tune(mod, [(8, 8, 8)], timer, log=lambda s: None, rounds=3)
+    scores = {tuple(sorted(r["tiling"].items())): r["score"] for r in rows}
+    assert scores[tuple(sorted(baseline.items()))] == pytest.approx(1.0, abs=0.015)
+    assert best["group_m"] == 32 and min(scores.values()) < 0.985
+
+
 def test_write_back_reproduces_the_winner_under_the_same_name(tmp_path):
     variants = tmp_path / "variants.toml"
     shutil.copy(ROOT / "generated" / "variants.toml", variants)
