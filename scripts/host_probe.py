@@ -51,45 +51,7 @@ def main():
     fac = torch.empty((M, 2 * N), device=dev, dtype=dt)
     row("glu_forward(save_factors, out, factors)", lambda: mod.glu_forward(x, w, save_factors=True, out=out, factors=fac))
     row("glu_forward(no factors)", lambda: mod.glu_forward(x, w))
-    if hasattr(mod, "TensorDescriptor"):
-        TD = mod.TensorDescriptor
-        row("TensorDescriptor.from_tensor", lambda: TD.from_tensor(x, [mod.BLOCK_M, mod.BLOCK_K]))
-        descs = [TD.from_tensor(x, [mod.BLOCK_M, mod.BLOCK_K]), TD.from_tensor(w, [2 * mod.CHUNK, mod.BLOCK_K]),
-                 TD.from_tensor(out, [mod.BLOCK_M, mod.CHUNK]), TD.from_tensor(fac, [mod.BLOCK_M, mod.CHUNK])]
-        nsm = torch.cuda.get_device_properties(0).multi_processor_count
-        ntiles = triton.cdiv(M, mod.BLOCK_M) * (N // mod.CHUNK)
-        g = min(nsm, ntiles)
-        kw = dict(BLOCK_M=mod.BLOCK_M, BLOCK_N=mod.CHUNK, BLOCK_K=mod.BLOCK_K, GROUP_M=mod.GROUP_M, NUM_SMS=g,
-                  SAVE_FACTORS=True)
-        launch = lambda: mod._glu_fwd_tma_kernel[(g,)](*descs, M, N, K, **kw, num_warps=mod.NUM_WARPS,
-                                                        num_stages=mod.NUM_STAGES)  # noqa: E731
-        row("JIT launch, 4 prebuilt descriptors", launch)
-        ck = launch()
-        args = (*descs, M, N, K, *kw.values())
-        stream = torch.cuda.current_stream().cuda_stream
-        row("CompiledKernel.run, prebuilt descriptors",
-            lambda: ck.run(g, 1, 1, stream, ck.function, ck.packed_metadata, None, None, None, *args))
-        row("CompiledKernel.run, fresh descriptors", lambda: ck.run(
-            g, 1, 1, stream, ck.function, ck.packed_metadata, None, None, None,
-            TD.from_tensor(x, [mod.BLOCK_M, mod.BLOCK_K]), TD.from_tensor(w, [2 * mod.CHUNK, mod.BLOCK_K]),
-            TD(out, out.shape, out.stride(), [mod.BLOCK_M, mod.CHUNK]),
-            TD(fac, fac.shape, fac.stride(), [mod.BLOCK_M, mod.CHUNK]), M, N, K, *kw.values()))
-    grid = (triton.cdiv(M, mod.BLOCK_M) * (N // mod.CHUNK),)
-    pk = dict(BLOCK_M=mod.BLOCK_M, BLOCK_N=mod.CHUNK, BLOCK_K=mod.BLOCK_K, GROUP_M=mod.GROUP_M, SAVE_FACTORS=True)
-    plaunch = lambda: mod._glu_fwd_kernel[grid](x, w, out, fac, M, N, K, x.stride(0), x.stride(1), w.stride(0),  # noqa
-                                                 w.stride(1), out.stride(0), **pk, num_warps=mod.NUM_WARPS,
-                                                 num_stages=mod.NUM_STAGES)
-    row("JIT launch, pointer kernel", plaunch)
-    pck = plaunch()
-    pargs = (x, w, out, fac, M, N, K, x.stride(0), x.stride(1), w.stride(0), w.stride(1), out.stride(0), *pk.values())
-    stream = torch.cuda.current_stream().cuda_stream
-    row("CompiledKernel.run, pointer kernel",
-        lambda: pck.run(grid[0], 1, 1, stream, pck.function, pck.packed_metadata, None, None, None, *pargs))
-    row("glu_backward_factors_ (JIT launch)", lambda: mod.glu_backward_factors_(dy, fac))
-    row("torch.cuda.current_stream().cuda_stream", lambda: torch.cuda.current_stream().cuda_stream)
-    row("triton driver get_current_stream", lambda: triton.runtime.driver.active.get_current_stream(0))
-    row("torch.cuda.get_device_properties().mpc", lambda: torch.cuda.get_device_properties(x.device).multi_processor_count)
-    row("torch.cuda.get_device_capability", lambda: torch.cuda.get_device_capability(x.device))
+    row("glu_backward_factors_", lambda: mod.glu_backward_factors_(dy, fac))
 
     xg = x.clone().requires_grad_()
     wg = w.clone().requires_grad_()
@@ -102,6 +64,19 @@ def main():
         xg.grad = wg.grad = None
 
     row("glu fwd+bwd step", step)
+    mod.SPLIT_FACTORS = False
+    row("glu fwd+bwd step, SPLIT_FACTORS off", step)
+    mod.SPLIT_FACTORS = True
+    import cProfile
+    import pstats
+
+    prof = cProfile.Profile()
+    prof.enable()
+    for _ in range(200):
+        step()
+    prof.disable()
+    torch.cuda.synchronize()
+    pstats.Stats(prof).sort_stats("tottime").print_stats(14)
     wcat = w.clone().requires_grad_()
 
     def eager_step():
