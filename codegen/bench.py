@@ -352,16 +352,17 @@ def run(modules, shapes, out_dir: Path, do_compile=True, log=print):
     if not torch.cuda.is_available():
         raise BenchError("the bench needs a CUDA GPU; none is visible (torch.cuda.is_available() is False)")
     mods = [load_module(p) for p in modules]
+    meta = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "triton": triton.__version__}
+    out_dir.mkdir(parents=True, exist_ok=True)
     results = []
     for mod in mods:
         log(f"{mod.SPEC['name']} on {torch.cuda.get_device_name()}")
         for shape in shapes:
             results.append(bench_shape(mod, shape, do_compile=do_compile, log=log))
             torch.cuda.empty_cache()
-    out_dir.mkdir(parents=True, exist_ok=True)
-
-    meta = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "triton": triton.__version__}
-    (out_dir / "bench.json").write_text(json.dumps({"meta": meta, "results": results}, indent=1))
+            # written after every shape: a run stopped part-way keeps what it measured
+            (out_dir / "bench.json").write_text(json.dumps({"meta": meta, "results": results}, indent=1))
+            log(table(results[-1:]))
     plot(results, out_dir / "bench.png")
     return meta, results
 
