@@ -7,7 +7,6 @@ only torch / triton (and matplotlib for the plot) so it runs from a source tree 
 
 from __future__ import annotations
 
-import argparse
 import importlib.util
 import json
 import statistics
@@ -368,24 +367,15 @@ def run(modules, shapes, out_dir: Path, do_compile=True, log=print):
     return meta, results
 
 
-def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="swiglu-gen bench", description=__doc__.splitlines()[0])
-    p.add_argument("modules", nargs="+", help="generated module file(s), e.g. generated/glu_silu_bf16_bn128_sm90.py")
-    p.add_argument("--shape", action="append", default=None, help="M,K,N (repeatable); default: the four baseline shapes")
-    p.add_argument("--out", default="bench-results", help="folder for bench.json and bench.png")
-    p.add_argument("--no-compile", action="store_true", help="skip the torch.compile baseline")
-    args = p.parse_args(argv)
-    try:
-        shapes = [parse_shape(s) for s in args.shape] if args.shape else DEFAULT_SHAPES
-        meta, results = run(args.modules, shapes, Path(args.out), not args.no_compile,
-                            log=lambda s: print(s, file=sys.stderr, flush=True))
-    except BenchError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+def run_cli(modules, shapes, out_dir: Path, do_compile=True) -> None:
+    """`swiglu-gen bench`: raises BenchError for what the user must fix (exit 2)."""
+    meta, results = run(modules, shapes or DEFAULT_SHAPES, Path(out_dir), do_compile,
+                        log=lambda s: print(s, file=sys.stderr, flush=True))
     print(f"{meta['gpu']}, torch {meta['torch']}, triton {meta['triton']}")
     print(table(results))
-    return 0
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+if __name__ == "__main__":  # python -m codegen.bench ... == swiglu-gen bench ...
+    from .cli import main
+
+    main(["bench", *sys.argv[1:]])

@@ -56,17 +56,22 @@ def templates_hash() -> str:
     return _environment()[1]
 
 
-def regenerate_command(spec: Spec, out_dir: str) -> str:
-    return " ".join(["swiglu-gen", *spec.cli_args(), "-o", out_dir])
+def regenerate_command(spec: Spec) -> str:
+    """The command that renders this variant again; the output folder is the one holding the
+    file, whatever way -o was spelled (so the text never depends on it)."""
+    return " ".join(["swiglu-gen", *spec.cli_args(), "-o", OUT_PLACEHOLDER])
 
 
-def context(spec: Spec, out_dir: str) -> dict:
+OUT_PLACEHOLDER = "<this file's folder>"
+
+
+def context(spec: Spec) -> dict:
     act = spec.activation
     info = spec.arch_info
     spec_dict = spec.to_dict()
     return {
         "version": __version__,
-        "command": regenerate_command(spec, out_dir),
+        "command": regenerate_command(spec),
         "spec_json": json.dumps(spec_dict, sort_keys=True),
         "spec_repr": repr(spec_dict),
         "templates_hash": templates_hash(),
@@ -120,15 +125,15 @@ def test_filename(spec: Spec) -> str:
     return f"test_{spec.module_name}.py"
 
 
-def render(spec: Spec, out_dir: str = "generated") -> dict[str, str]:
-    """{file name: text} for the module and its test."""
-    return dict(_render_cached(spec, out_dir))
+def render(spec: Spec, out_dir: str | None = None) -> dict[str, str]:
+    """{file name: text} for the module and its test (``out_dir`` does not change the text)."""
+    return dict(_render_cached(spec))
 
 
 @functools.lru_cache(maxsize=64)
-def _render_cached(spec: Spec, out_dir: str) -> tuple[tuple[str, str], ...]:
-    # black dominates the cost; a spec's text depends only on (spec, out_dir, templates).
-    ctx = context(spec, out_dir)
+def _render_cached(spec: Spec) -> tuple[tuple[str, str], ...]:
+    # black dominates the cost; a spec's text depends only on (spec, templates).
+    ctx = context(spec)
     return tuple({
         module_filename(spec): _render(MODULE_TEMPLATE, ctx),
         test_filename(spec): _render(TEST_TEMPLATE, ctx),

@@ -3,8 +3,11 @@ variant's name is its identity (file name, dedup key)."""
 
 from __future__ import annotations
 
+import builtins
 import enum
+import keyword
 import re
+import sys
 from dataclasses import asdict, dataclass, fields
 
 from .activations import ACTIVATIONS, Act, Activation
@@ -101,6 +104,27 @@ NUM_WARPS = (1, 2, 4, 8, 16)
 NUM_STAGES = (1, 8)
 GROUP_M = (1, 64)
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+# A module name must not shadow what the module (or its test) imports, nor a standard module:
+# the generated file sits in a folder that is on sys.path when it runs.
+_SHADOWED = frozenset(sys.stdlib_module_names) | {
+    "torch", "triton", "numpy", "pytest", "jinja2", "click", "black", "hypothesis", "codegen", "conftest",
+}
+NAME_MAX = 200  # file names test_<name>.py and their temp files stay below 255 bytes
+
+
+def _validate_name(name) -> None:
+    if not isinstance(name, str) or not _NAME.fullmatch(name) or not name.isascii():
+        raise SpecError("--name", f"{name!r} must be a Python identifier (ASCII letters, digits, _)")
+    if name.startswith("test_") or (name.startswith("__") and name.endswith("__")):
+        raise SpecError("--name", f"{name!r} must not start with test_ or be a dunder name")
+    if keyword.iskeyword(name) or keyword.issoftkeyword(name) or name in dir(builtins):
+        raise SpecError("--name", f"{name!r} is a Python keyword or builtin; the module could not be imported as it")
+    if name in _SHADOWED:
+        raise SpecError("--name", f"{name!r} would shadow the module {name!r} that Python code imports")
+    if len(name) > NAME_MAX:
+        raise SpecError("--name", f"{len(name)} characters is too long (at most {NAME_MAX})")
 
 
 class SpecError(ValueError):
@@ -220,6 +244,10 @@ class Spec:
 
     # -- validation -----------------------------------------------------------------
     def validate(self) -> None:
+        for key in ("bn", "bm", "bk", "num_warps", "num_stages", "group_m"):
+            v = getattr(self, key)
+            if not isinstance(v, int) or isinstance(v, bool):
+                raise SpecError(f"--{key.replace('_', '-')}", f"{v!r} must be an integer")
         for key, (lo, hi) in POW2_RANGES.items():
             v = getattr(self, key)
             if not isinstance(v, int) or v < lo or v > hi or v & (v - 1):
@@ -232,11 +260,8 @@ class Spec:
         lo, hi = GROUP_M
         if not lo <= self.group_m <= hi:
             raise SpecError("--group-m", f"{self.group_m!r} must be in {lo}..{hi}")
-        if self.name is not None and (not _NAME.match(self.name) or self.name.startswith("test_")):
-            raise SpecError(
-                "--name",
-                f"{self.name!r} must be a Python identifier (letters, digits, _) not starting with test_",
-            )
+        if self.name is not None:
+            _validate_name(self.name)
         info = self.arch_info
         if info.tma and 2 * self.bn > TMA_BOX_MAX:
             raise SpecError(

@@ -10,7 +10,6 @@ current tiling; the winner must beat it by --min-gain to be written.
 
 from __future__ import annotations
 
-import argparse
 import itertools
 import math
 import statistics
@@ -18,8 +17,9 @@ import sys
 import tomllib
 from pathlib import Path
 
-from .bench import DEFAULT_SHAPES, BenchError, load_module, parse_shape
+from .bench import DEFAULT_SHAPES, BenchError, load_module
 from .spec import Spec, SpecError
+from .variants import load_variants
 
 TILING = ("bm", "bk", "num_warps", "num_stages", "group_m")
 CONSTANTS = {"bm": "BLOCK_M", "bk": "BLOCK_K", "num_warps": "NUM_WARPS", "num_stages": "NUM_STAGES", "group_m": "GROUP_M"}
@@ -90,8 +90,6 @@ def tune(module, shapes, timer, check=None, log=print, rounds=3) -> tuple[dict, 
 def write_back(variants_path: Path, name: str, tiling: dict) -> str:
     """Set ``tiling`` (and the module's name, so the file name stays) on the [[variant]] of the
     variants file that renders ``name``; returns the new text (written in place)."""
-    from .cli import load_variants  # the generator's own reading of the file
-
     path = Path(variants_path)
     text = path.read_text(encoding="utf-8")
     entries = tomllib.loads(text)["variant"]
@@ -149,42 +147,23 @@ def _gpu_check(module):
     return ((out.float() - ref).norm() / ref.norm()).item() < 1e-2
 
 
-def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="swiglu-gen tune", description=__doc__.splitlines()[0])
-    p.add_argument("module", help="a generated module, e.g. generated/glu_silu_bf16_bn128_sm90.py")
-    p.add_argument("--shape", action="append", default=None, help="M,K,N (repeatable); default: the four baseline shapes")
-    p.add_argument("--variants", default="generated/variants.toml", help="the variants file to write the winner into")
-    p.add_argument("--write", action="store_true", help="write the winner into --variants (then run make generate)")
-    p.add_argument("--min-gain", type=float, default=0.01, help="write only if the winner is this much faster")
-    args = p.parse_args(argv)
+def run_cli(module_path: Path, shapes, variants_path: Path, write: bool, min_gain: float) -> None:
+    """`swiglu-gen tune`: raises BenchError (or the variants file's GenError) for what the user
+    must fix."""
     log = lambda s: print(s, file=sys.stderr, flush=True)  # noqa: E731
+    shapes = list(shapes) or DEFAULT_SHAPES
     try:
-        shapes = [parse_shape(s) for s in args.shape] if args.shape else DEFAULT_SHAPES
-        try:
-            import torch
-        except ImportError as e:
-            raise BenchError(f"tune needs torch and triton installed ({e})") from None
-        if not torch.cuda.is_available():
-            raise BenchError("tune needs a CUDA GPU; none is visible (torch.cuda.is_available() is False)")
-        module = load_module(Path(args.module))
-        baseline, best, rows = tune(module, shapes, _gpu_timer, _gpu_check, log=log)
-        gain = 1 - rows[0]["score"] if rows else 0.0
-        print(f"current tiling {baseline}; best {best} ({rows[0]['score']:.3f}x)" if rows else "no candidate ran")
-        if args.write and rows and best != baseline and gain >= args.min_gain:
-            write_back(Path(args.variants), module.SPEC["name"], best)
-            print(f"wrote {best} for {module.SPEC['name']} into {args.variants}; now run: make generate")
-        elif args.write:
-            print(f"nothing written: the best tiling is not {args.min_gain:.0%} faster than the current one")
-    except BenchError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    except Exception as e:  # the variants file's own errors (click's GenError) are the user's to fix
-        if type(e).__name__ != "GenError":
-            raise
-        print(f"error: {e.format_message()}", file=sys.stderr)
-        return 2
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+        import torch
+    except ImportError as e:
+        raise BenchError(f"tune needs torch and triton installed ({e})") from None
+    if not torch.cuda.is_available():
+        raise BenchError("tune needs a CUDA GPU; none is visible (torch.cuda.is_available() is False)")
+    module = load_module(module_path)
+    baseline, best, rows = tune(module, shapes, _gpu_timer, _gpu_check, log=log)
+    gain = 1 - rows[0]["score"] if rows else 0.0
+    print(f"current tiling {baseline}; best {best} ({rows[0]['score']:.3f}x)" if rows else "no candidate ran")
+    if write and rows and best != baseline and gain >= min_gain:
+        write_back(variants_path, module.SPEC["name"], best)
+        print(f"wrote {best} for {module.SPEC['name']} into {variants_path}; now run: make generate")
+    elif write:
+        print(f"nothing written: the best tiling is not {min_gain:.0%} faster than the current one")
