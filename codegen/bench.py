@@ -109,6 +109,17 @@ def _interleaved(steps, t, rounds):
     return {name: statistics.median(v) for name, v in samples.items()}
 
 
+def measure_steps(steps, prefix, t, rounds, peak_mib, res):
+    """Median fwd+bwd ms (interleaved rounds), host µs and peak MiB of each named step."""
+    for name, ms in _interleaved(steps, t, rounds).items():
+        res[f"{prefix}{name}_fwd_bwd_ms"] = ms
+    for name, (step, params) in steps.items():
+        res[f"{prefix}{name}_host_us"] = host_us(step)
+        res[f"{prefix}{name}_peak_mib"] = peak_mib(step, params)
+        for p in params:
+            p.grad = None
+
+
 def bench_shape(mod, shape, do_compile=True, rounds=3, log=print):
     import torch
     from triton.testing import do_bench
@@ -180,13 +191,7 @@ def bench_shape(mod, shape, do_compile=True, rounds=3, log=print):
         wul = up_w.clone().requires_grad_()
         glu["liger"] = (fwd_bwd(liger, (xg, wgl, wul), dy), [xg, wgl, wul])
     log(f"  {shape}: GLU fwd+bwd ({', '.join(glu)}), {rounds} interleaved rounds")
-    for name, ms in _interleaved(glu, t, rounds).items():
-        res[f"{name}_fwd_bwd_ms"] = ms
-    for name, (step, params) in glu.items():
-        res[f"{name}_host_us"] = host_us(step)
-        res[f"{name}_peak_mib"] = peak_mib(step, params)
-        for p in params:
-            p.grad = None
+    measure_steps(glu, "", t, rounds, peak_mib, res)
     if liger is not None:
         res["liger_fwd_ms"] = t(lambda: liger(x, gate_w, up_w))
     res.update(_backward_parts(mod, x, packed, dy, t))
@@ -198,13 +203,7 @@ def bench_shape(mod, shape, do_compile=True, rounds=3, log=print):
         params = [xg, *model.parameters()]
         mlp_steps[name] = (fwd_bwd(model, (xg,), dz), params)
     log(f"  {shape}: MLP fwd+bwd ({', '.join(mlp)}), {rounds} interleaved rounds")
-    for name, ms in _interleaved(mlp_steps, t, rounds).items():
-        res[f"mlp_{name}_fwd_bwd_ms"] = ms
-    for name, (step, params) in mlp_steps.items():
-        res[f"mlp_{name}_host_us"] = host_us(step)
-        res[f"mlp_{name}_peak_mib"] = peak_mib(step, params)
-        for p in params:
-            p.grad = None
+    measure_steps(mlp_steps, "mlp_", t, rounds, peak_mib, res)
 
     res["cublas_tflops"] = flop_fwd / res["cublas_ms"] / 1e9
     res["ours_train_fwd_tflops"] = flop_fwd / res["ours_train_fwd_ms"] / 1e9
