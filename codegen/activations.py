@@ -4,7 +4,12 @@ Each entry gives, for ``out = left * act(gate)``:
 
 * ``temps``: named fp32 sub-expressions, evaluated in order (shared by the three below);
 * ``out``, ``d_left`` (= d out / d left) and ``d_gate`` (= d out / d gate);
-* ``torch_act``: the activation applied to ``gate`` in plain torch (the reference).
+* ``torch_act``: the activation applied to ``gate`` in plain torch (the reference), or, for an
+  activation that also transforms ``left`` (gpt-oss clamps it), ``torch_ref``: the whole GLU
+  ``out`` over ``left`` and ``gate``;
+* ``params``: named float parameters with defaults (gpt-oss: ``alpha``, ``limit``), used by name
+  in every expression above and substituted as constants when a variant is rendered (a variant's
+  values are part of its spec and name).
 
 Expressions are written over ``left``, ``gate``, the temps and a tiny vocabulary
 (``exp``, ``erf``, ``where``, ``abs``) that maps both to Triton (for the kernels) and to torch
@@ -28,6 +33,7 @@ class Act(str, enum.Enum):
     GELU_TANH = "gelu_tanh"
     RELU = "relu"
     SIGMOID = "sigmoid"
+    SWIGLU_OAI = "swiglu_oai"
 
 
 @dataclass(frozen=True)
@@ -43,6 +49,16 @@ class Activation:
     # Absolute error of act(gate) and act'(gate) against the exact function, for entries
     # that use an approximation (0.0: exact up to fp rounding).
     max_abs_error: float = 0.0
+    params: tuple[tuple[str, float], ...] = ()  # (name, default)
+    torch_ref: str | None = None  # out over `left` and `gate`; default left * torch_act
+
+    @property
+    def reference_expr(self) -> str:
+        """The torch expression of out over ``left`` and ``gate`` (params by name)."""
+        return self.torch_ref or f"left * ({self.torch_act})"
+
+    def defaults(self) -> dict[str, float]:
+        return dict(self.params)
 
 
 # Vocabulary of the expressions: name -> (Triton spelling, torch spelling).
@@ -119,6 +135,30 @@ ACTIVATIONS: dict[Act, Activation] = {
             torch_act="F.relu(gate)",
         ),
         Activation(
+            act=Act.SWIGLU_OAI,
+            glu_name="SwiGLU (gpt-oss, clamped)",
+            description="g = min(gate, limit), l = clamp(up, -limit, limit): g * sigmoid(alpha g) * (l + 1)",
+            # The clamps pass NaN through (where(NaN > limit) is false) and, like torch.clamp's
+            # gradient, let the derivative through at the limits themselves.
+            temps=(
+                ("g", "where(gate > limit, limit, gate)"),
+                ("l", "where(left > limit, limit, where(left < -limit, -limit, left))"),
+                ("s", "1.0 / (1.0 + exp(-alpha * g))"),
+                ("glu", "g * s"),
+                ("in_g", "where(gate > limit, 0.0, 1.0)"),
+                ("in_l", "where(left > limit, 0.0, where(left < -limit, 0.0, 1.0))"),
+            ),
+            out="glu * (l + 1.0)",
+            d_left="glu * in_l",
+            d_gate="(l + 1.0) * (s + alpha * g * s * (1.0 - s)) * in_g",
+            torch_act="",
+            torch_ref=(
+                "torch.clamp(gate, max=limit) * torch.sigmoid(alpha * torch.clamp(gate, max=limit))"
+                " * (torch.clamp(left, -limit, limit) + 1)"
+            ),
+            params=(("alpha", 1.702), ("limit", 7.0)),
+        ),
+        Activation(
             act=Act.SIGMOID,
             glu_name="GLU",
             description="sigmoid(g) = 1 / (1 + exp(-g))",
@@ -134,6 +174,13 @@ ACTIVATIONS: dict[Act, Activation] = {
 _CALL = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
 
 
+def substitute(expr: str, params: dict[str, float]) -> str:
+    """Replace parameter names in ``expr`` by their values (float literals)."""
+    for name, value in params.items():
+        expr = re.sub(rf"\b{name}\b", repr(float(value)), expr)
+    return expr
+
+
 def translate(expr: str, target: str) -> str:
     """Rewrite the vocabulary calls of ``expr`` for ``target`` ("triton" or "torch")."""
     index = {"triton": 0, "torch": 1}[target]
@@ -147,11 +194,11 @@ def translate(expr: str, target: str) -> str:
     return _CALL.sub(sub, expr)
 
 
-def evaluate(activation: Activation, left, gate):
+def evaluate(activation: Activation, left, gate, params: dict[str, float] | None = None):
     """Evaluate (out, d_left, d_gate) of an entry with torch (any dtype, e.g. float64)."""
     import torch  # only the tests need torch here
 
-    env = {"torch": torch, "left": left, "gate": gate}
+    env = {"torch": torch, "left": left, "gate": gate, **activation.defaults(), **(params or {})}
     for name, expr in activation.temps:
         env[name] = eval(translate(expr, "torch"), env)  # noqa: S307 - our own table
     return tuple(

@@ -48,14 +48,15 @@ def parse_shape(text: str) -> tuple[int, int, int]:
     return m, k, n
 
 
-def _eager_glu(act_name):
+def _eager_glu(mod):
+    """Eager PyTorch of the module's GLU: (x, w_cat = [up; gate] unpacked) -> out."""
     import torch.nn.functional as F
 
-    act = _act_of(act_name)
+    glu = _torch_glu(mod)
 
-    def eager(x, w_cat):  # w_cat: [2N, K] = [up; gate] unpacked
+    def eager(x, w_cat):
         left, gate = F.linear(x, w_cat).chunk(2, dim=-1)
-        return left * act(gate)
+        return glu(left, gate)
 
     return eager
 
@@ -178,7 +179,7 @@ def bench_shape(mod, shape, do_compile=True, rounds=3, log=print):
     xg = x.clone().requires_grad_()
     wg = packed.clone().requires_grad_()
     we = w_cat.clone().requires_grad_()
-    eager = _eager_glu(mod.ACTIVATION)
+    eager = _eager_glu(mod)
     glu = {
         "ours": (fwd_bwd(mod.glu, (xg, wg), dy), [xg, wg]),
         "eager": (fwd_bwd(eager, (xg, we), dy), [xg, we]),
@@ -215,7 +216,7 @@ def _mlps(mod, gate_w, up_w, down_w, with_liger, do_compile):
     """The whole MLP three ways (four with torch.compile of ours): the same weights."""
     import torch
 
-    act = _act_of(mod.ACTIVATION)
+    glu = _torch_glu(mod)
 
     def linear(w):
         lin = torch.nn.Linear(w.shape[1], w.shape[0], bias=False, device=w.device, dtype=w.dtype)
@@ -238,7 +239,7 @@ def _mlps(mod, gate_w, up_w, down_w, with_liger, do_compile):
             self.gate_proj, self.up_proj, self.down_proj = linear(gate_w), linear(up_w), linear(down_w)
 
         def forward(self, x):
-            return self.down_proj(act(self.gate_proj(x)) * self.up_proj(x))
+            return self.down_proj(glu(self.up_proj(x), self.gate_proj(x)))
 
     models = {"ours": Ours(), "eager": Eager()}
     if with_liger:
@@ -254,16 +255,18 @@ def _mlps(mod, gate_w, up_w, down_w, with_liger, do_compile):
     return models
 
 
-def _act_of(act_name):
+def _torch_glu(mod):
+    """(left, gate) -> out in plain torch ops: the activation registry's reference expression
+    with the module's parameters (F.silu(gate) * left for SwiGLU, as in HF's LlamaMLP)."""
+    import torch
     import torch.nn.functional as F
 
-    return {
-        "silu": F.silu,
-        "gelu": F.gelu,
-        "gelu_tanh": lambda g: F.gelu(g, approximate="tanh"),
-        "relu": F.relu,
-        "sigmoid": lambda g: g.sigmoid(),
-    }[act_name]
+    from .activations import ACTIVATIONS, Act
+
+    entry = ACTIVATIONS[Act(mod.ACTIVATION)]
+    code = compile(entry.reference_expr, f"<{mod.ACTIVATION}>", "eval")
+    env = {"torch": torch, "F": F, **getattr(mod, "ACTIVATION_PARAMS", {})}
+    return lambda left, gate: eval(code, {**env, "left": left, "gate": gate})  # noqa: S307
 
 
 def _backward_parts(mod, x, packed, dy, t):

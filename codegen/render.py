@@ -11,7 +11,7 @@ from pathlib import Path
 import jinja2
 
 from . import __version__
-from .activations import translate
+from .activations import substitute, translate
 from .spec import Spec
 
 MODULE_TEMPLATE = "module.py.j2"
@@ -68,6 +68,10 @@ OUT_PLACEHOLDER = "<this file's folder>"
 def context(spec: Spec) -> dict:
     act = spec.activation
     info = spec.arch_info
+
+    def kernel_expr(expr):
+        return translate(substitute(expr, spec.params), "triton")
+
     spec_dict = spec.to_dict()
     return {
         "version": __version__,
@@ -79,12 +83,17 @@ def context(spec: Spec) -> dict:
         "act": spec.act.value,
         "glu_name": act.glu_name,
         "description": act.description,
-        "temps": [(n, translate(e, "triton")) for n, e in act.temps],
-        "out_expr": translate(act.out, "triton"),
-        "d_left_expr": translate(act.d_left, "triton"),
-        "d_gate_expr": translate(act.d_gate, "triton"),
-        "torch_act": act.torch_act,
-        "uses_functional": "F." in act.torch_act,
+        "temps": [(n, kernel_expr(e)) for n, e in act.temps],
+        "out_expr": kernel_expr(act.out),
+        "d_left_expr": kernel_expr(act.d_left),
+        "d_gate_expr": kernel_expr(act.d_gate),
+        "torch_ref": substitute(act.reference_expr, spec.params),
+        "uses_functional": "F." in act.reference_expr,
+        "params_repr": repr(spec.params),
+        # the GLU in words: up(x) * act(gate(x)), or the entry's description when it also
+        # transforms up (gpt-oss clamps it)
+        "formula": f"up(x) * {spec.act.value}(gate(x))" if act.torch_ref is None else act.description,
+        "formula_lg": f"left * {spec.act.value}(gate)" if act.torch_ref is None else act.description,
         "torch_dtype": spec.dtype.torch_name,
         "tl_dtype": {"bf16": "tl.bfloat16", "fp16": "tl.float16"}[spec.dtype.value],
         "dtype": spec.dtype.value,

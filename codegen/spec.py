@@ -6,9 +6,10 @@ from __future__ import annotations
 import builtins
 import enum
 import keyword
+import math
 import re
 import sys
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 
 from .activations import ACTIVATIONS, Act, Activation
 
@@ -111,6 +112,7 @@ _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _SHADOWED = frozenset(sys.stdlib_module_names) | {
     "torch", "triton", "numpy", "pytest", "jinja2", "click", "black", "hypothesis", "codegen", "conftest",
 }
+PARAMS = ("alpha", "limit")  # spec fields that are activation parameters
 NAME_MAX = 200  # file names test_<name>.py and their temp files stay below 255 bytes
 
 
@@ -148,6 +150,9 @@ class Spec:
     num_stages: int | None = None
     group_m: int | None = None
     name: str | None = None
+    # parameters of the activation (only for activations that declare them, e.g. swiglu_oai)
+    alpha: float | None = None
+    limit: float | None = None
 
     # -- construction ---------------------------------------------------------------
     @classmethod
@@ -169,6 +174,19 @@ class Spec:
         if unknown:
             raise SpecError("spec", f"unknown field(s) {', '.join(sorted(unknown))}")
         spec = cls(**kw)
+        params = ACTIVATIONS[spec.act].defaults()
+        for key in PARAMS:
+            value = getattr(spec, key)
+            if key not in params:
+                if value is not None:
+                    takes = ", ".join(a.value for a, e in ACTIVATIONS.items() if key in e.defaults())
+                    raise SpecError(f"--{key}", f"--act {spec.act.value} has no parameter {key} (used by: {takes})")
+                continue
+            if value is None:
+                value = params[key]
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+                raise SpecError(f"--{key}", f"{value!r} must be a positive finite number")
+            spec = replace(spec, **{key: float(value)})
         info = ARCHS[spec.arch]
         filled = {
             "bm": info.bm,
@@ -208,7 +226,19 @@ class Spec:
         base = f"glu_{self.act.value}_{self.dtype.value}_bn{self.bn}_{self.arch.value}"
         if not self.is_default_tiling:
             base += f"_bm{self.bm}_bk{self.bk}_w{self.num_warps}_s{self.num_stages}_g{self.group_m}"
+        for key, value in self.non_default_params.items():
+            base += f"_{key}{repr(value).replace('.', 'p').replace('-', 'm').replace('+', '')}"
         return base
+
+    @property
+    def params(self) -> dict[str, float]:
+        """The activation's parameters of this variant (name -> value)."""
+        return {k: getattr(self, k) for k in PARAMS if getattr(self, k) is not None}
+
+    @property
+    def non_default_params(self) -> dict[str, float]:
+        defaults = self.activation.defaults()
+        return {k: v for k, v in self.params.items() if v != defaults[k]}
 
     @property
     def module_name(self) -> str:
@@ -227,6 +257,8 @@ class Spec:
         d = {}
         for f in fields(self):
             v = getattr(self, f.name)
+            if f.name in PARAMS and v is None:
+                continue
             d[f.name] = v.value if isinstance(v, enum.Enum) else v
         d["name"] = self.module_name
         return d
@@ -238,6 +270,8 @@ class Spec:
         if not self.is_default_tiling:
             args += ["--bm", str(self.bm), "--bk", str(self.bk), "--num-warps", str(self.num_warps)]
             args += ["--num-stages", str(self.num_stages), "--group-m", str(self.group_m)]
+        for key, value in self.non_default_params.items():
+            args += [f"--{key}", repr(value)]
         if self.name:
             args += ["--name", self.name]
         return args

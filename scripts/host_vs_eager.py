@@ -14,7 +14,7 @@ for shape in sys.argv[2:]:
     w = (torch.randn(2 * N, K, device="cuda") / K**0.5).to(mod.DTYPE).requires_grad_()
     wc = w.detach().clone().requires_grad_()
     dy = torch.randn(M, N, device="cuda", dtype=mod.DTYPE)
-    eager = _eager_glu(mod.ACTIVATION)
+    eager = _eager_glu(mod)
 
     def ours():
         mod.glu(x, w).backward(dy)

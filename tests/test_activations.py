@@ -9,8 +9,8 @@ from codegen.activations import ACTIVATIONS, Act, evaluate, translate
 
 
 def torch_reference(activation, left, gate):
-    env = {"torch": torch, "F": F, "gate": gate}
-    return left * eval(activation.torch_act, env)  # noqa: S307 - our own table
+    env = {"torch": torch, "F": F, "left": left, "gate": gate, **activation.defaults()}
+    return eval(activation.reference_expr, env)  # noqa: S307 - our own table
 
 
 @pytest.mark.parametrize("act", list(Act))
@@ -58,7 +58,7 @@ def test_large_gates_stay_finite_in_fp32(act):
 
 def test_nan_gate_propagates():
     for act, activation in ACTIVATIONS.items():
-        gate = torch.tensor([float("nan")])
+        gate = torch.tensor([float("nan")])  # (and a NaN in left, where the entry clamps it)
         out, _, _ = evaluate(activation, torch.ones(1), gate)
         assert out.isnan().all(), act
 
@@ -68,3 +68,21 @@ def test_translation_targets():
     assert translate("where(gate > 0.0, left, 0.0)", "torch") == "torch.where(gate > 0.0, left, 0.0)"
     with pytest.raises(ValueError, match="unknown function 'tanh'"):
         translate("tanh(gate)", "triton")
+
+
+def test_swiglu_oai_clamps_like_gpt_oss():
+    """gpt-oss's activation written out (its reference implementation), the derivatives zero
+    where the clamps cut, and other parameter values taken by name."""
+    act = ACTIVATIONS[Act.SWIGLU_OAI]
+    assert act.defaults() == {"alpha": 1.702, "limit": 7.0}
+    gate = torch.tensor([-10.0, -1.0, 0.0, 0.5, 6.9, 7.0, 7.5, 100.0], dtype=torch.float64)
+    up = torch.tensor([-9.0, -7.0, -0.5, 0.0, 3.0, 6.99, 8.0, -100.0], dtype=torch.float64)
+    out, d_left, d_gate = evaluate(act, up, gate)
+    g = gate.clamp(max=7.0)
+    expected = g * torch.sigmoid(1.702 * g) * (up.clamp(-7.0, 7.0) + 1)
+    torch.testing.assert_close(out, expected)
+    assert d_left[0] == 0 and d_left[6] == 0 and d_left[7] == 0 and d_left[1] != 0  # |up| > limit
+    assert d_gate[6] == 0 and d_gate[7] == 0 and d_gate[5] != 0  # gate > limit (7.0 itself passes)
+    out10, _, _ = evaluate(act, up, gate, {"alpha": 1.0, "limit": 10.0})
+    g10 = gate.clamp(max=10.0)
+    torch.testing.assert_close(out10, g10 * torch.sigmoid(g10) * (up.clamp(-10.0, 10.0) + 1))

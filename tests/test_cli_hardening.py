@@ -132,3 +132,14 @@ def test_bench_and_tune_are_click_commands():
         assert result.exit_code == 0 and "--shape" in result.output
         result = run(command, "m.py", "--shape", "1,2")
         assert result.exit_code == 2 and "--shape" in result.output
+
+
+def test_activation_parameters_from_the_command_line(tmp_path):
+    result = run("--act", "swiglu_oai", "--bn", "64", "--limit", "10", "-o", str(tmp_path))
+    assert result.exit_code == 0, result.output
+    module = tmp_path / "glu_swiglu_oai_bf16_bn64_sm90_limit10p0.py"
+    text = module.read_text()
+    assert "ACTIVATION_PARAMS = {\"alpha\": 1.702, \"limit\": 10.0}" in text
+    assert "tl.where(gate > 10.0, 10.0, gate)" in text and "--limit 10.0" in text.splitlines()[1]
+    result = run("--act", "silu", "--alpha", "1.0", "-o", str(tmp_path / "x"))
+    assert result.exit_code == 2 and "--alpha" in result.output and not (tmp_path / "x").exists()

@@ -20,7 +20,7 @@ import codegen.write
 from codegen.cli import main
 
 OPTIONS = {
-    "--act": st.sampled_from(["silu", "gelu", "gelu_tanh", "relu", "sigmoid", "swish", "", "SILU"]),
+    "--act": st.sampled_from(["silu", "gelu", "gelu_tanh", "relu", "sigmoid", "swiglu_oai", "swish", "", "SILU"]),
     "--dtype": st.sampled_from(["bf16", "fp16", "fp32", "float16"]),
     "--bn": st.sampled_from(["16", "32", "64", "128", "256", "512", "8", "100", "0", "-64", "x"]),
     "--bm": st.sampled_from(["16", "32", "64", "128", "256", "48", "1024", "1.5"]),
@@ -30,10 +30,12 @@ OPTIONS = {
     "--group-m": st.sampled_from(["1", "4", "8", "16", "64", "0", "65"]),
     "--arch": st.sampled_from(["sm80", "sm90", "sm100", "sm70", "hopper"]),
     "--name": st.sampled_from(["my_glu", "fused_mlp2", "1bad", "test_x", "with-dash", "ok_name"]),
+    "--alpha": st.sampled_from(["1.702", "1", "0", "-2", "nan", "x"]),
+    "--limit": st.sampled_from(["7", "10", "0", "inf", "x"]),
 }
 OPTION_NAMES = set(OPTIONS) | {"--out", "--variants"}
 VALID = {
-    "--act": {"silu", "gelu", "gelu_tanh", "relu", "sigmoid"},
+    "--act": {"silu", "gelu", "gelu_tanh", "relu", "sigmoid", "swiglu_oai"},
     "--dtype": {"bf16", "fp16"},
     "--bn": {"16", "32", "64", "128"},
     "--bm": {"16", "32", "64", "128"},
@@ -43,6 +45,8 @@ VALID = {
     "--group-m": {"1", "4", "8", "16", "64"},
     "--arch": {"sm80", "sm90", "sm100"},
     "--name": {"my_glu", "fused_mlp2", "ok_name"},
+    "--alpha": {"1.702", "1"},  # valid with --act swiglu_oai only (else exit 2 naming it)
+    "--limit": {"7", "10"},
 }
 
 

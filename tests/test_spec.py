@@ -72,3 +72,33 @@ def test_every_arch_default_is_valid_for_every_bn():
     for arch in ARCHS:
         for bn in (16, 32, 64, 128):
             Spec.create(arch=arch.value, bn=bn)
+
+
+def test_activation_parameters_are_spec_fields():
+    """gpt-oss's swiglu_oai takes alpha and limit (defaults 1.702, 7.0); they are part of the
+    variant (its name when not the defaults, its regenerate command), and only that entry takes
+    them."""
+    default = Spec.create(act="swiglu_oai", bn=64)
+    assert default.params == {"alpha": 1.702, "limit": 7.0}
+    assert default.module_name == "glu_swiglu_oai_bf16_bn64_sm90"
+    assert "--limit" not in default.cli_args() and "limit" in default.to_dict()
+    glm = Spec.create(act="swiglu_oai", bn=64, limit=10)
+    assert glm.limit == 10.0 and glm.module_name == "glu_swiglu_oai_bf16_bn64_sm90_limit10p0"
+    assert glm.cli_args()[-2:] == ["--limit", "10.0"]
+    assert Spec.create(**{k: v for k, v in glm.to_dict().items() if k != "name"}) == glm
+    assert "alpha" not in Spec.create(act="silu").to_dict()
+
+
+@pytest.mark.parametrize("kw,option", [
+    ({"act": "silu", "alpha": 1.0}, "--alpha"),
+    ({"act": "gelu", "limit": 3.0}, "--limit"),
+    ({"act": "swiglu_oai", "limit": 0.0}, "--limit"),
+    ({"act": "swiglu_oai", "alpha": -1.0}, "--alpha"),
+    ({"act": "swiglu_oai", "alpha": float("inf")}, "--alpha"),
+    ({"act": "swiglu_oai", "limit": True}, "--limit"),
+    ({"act": "swiglu_oai", "limit": "7"}, "--limit"),
+])
+def test_bad_activation_parameters_name_the_option(kw, option):
+    with pytest.raises(SpecError) as e:
+        Spec.create(**kw)
+    assert e.value.option == option
