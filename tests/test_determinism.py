@@ -26,12 +26,13 @@ def test_two_processes_two_seeds_two_folders_same_bytes(tmp_path):
     a.mkdir()
     b.mkdir(parents=True)
     first, second = _render_set(a, "1"), _render_set(b, "4242")
-    assert first.keys() == second.keys() and len(first) == 16
+    n_variants = (ROOT / "generated" / "variants.toml").read_text().count("[[variant]]")
+    assert first.keys() == second.keys() and len(first) == 2 * n_variants
     assert first == second
-    # and identical to the checked-in set, which was rendered with -o generated
+    # and identical to the checked-in set, rendered into another folder: the text does not
+    # depend on the output folder
     for name, data in first.items():
-        checked_in = (ROOT / "generated" / name).read_bytes()
-        assert data.replace(b" -o out\n", b" -o generated\n") == checked_in
+        assert data == (ROOT / "generated" / name).read_bytes()
 
 
 def _header(files):
