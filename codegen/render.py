@@ -90,6 +90,7 @@ def context(spec: Spec) -> dict:
         "torch_ref": substitute(act.reference_expr, spec.params),
         "uses_functional": "F." in act.reference_expr,
         "params_repr": repr(spec.params),
+        "grouped": spec.grouped,
         # the GLU in words: up(x) * act(gate(x)), or the entry's description when it also
         # transforms up (gpt-oss clamps it)
         "formula": f"up(x) * {spec.act.value}(gate(x))" if act.torch_ref is None else act.description,

@@ -153,6 +153,8 @@ class Spec:
     # parameters of the activation (only for activations that declare them, e.g. swiglu_oai)
     alpha: float | None = None
     limit: float | None = None
+    # the module also provides grouped_glu (mixture of experts: one packed weight per expert)
+    grouped: bool = False
 
     # -- construction ---------------------------------------------------------------
     @classmethod
@@ -228,6 +230,8 @@ class Spec:
             base += f"_bm{self.bm}_bk{self.bk}_w{self.num_warps}_s{self.num_stages}_g{self.group_m}"
         for key, value in self.non_default_params.items():
             base += f"_{key}{repr(value).replace('.', 'p').replace('-', 'm').replace('+', '')}"
+        if self.grouped:
+            base += "_grouped"
         return base
 
     @property
@@ -257,7 +261,7 @@ class Spec:
         d = {}
         for f in fields(self):
             v = getattr(self, f.name)
-            if f.name in PARAMS and v is None:
+            if (f.name in PARAMS and v is None) or (f.name == "grouped" and not v):
                 continue
             d[f.name] = v.value if isinstance(v, enum.Enum) else v
         d["name"] = self.module_name
@@ -272,12 +276,16 @@ class Spec:
             args += ["--num-stages", str(self.num_stages), "--group-m", str(self.group_m)]
         for key, value in self.non_default_params.items():
             args += [f"--{key}", repr(value)]
+        if self.grouped:
+            args += ["--grouped"]
         if self.name:
             args += ["--name", self.name]
         return args
 
     # -- validation -----------------------------------------------------------------
     def validate(self) -> None:
+        if not isinstance(self.grouped, bool):
+            raise SpecError("--grouped", f"{self.grouped!r} must be true or false")
         for key in ("bn", "bm", "bk", "num_warps", "num_stages", "group_m"):
             v = getattr(self, key)
             if not isinstance(v, int) or isinstance(v, bool):

@@ -102,3 +102,12 @@ def test_bad_activation_parameters_name_the_option(kw, option):
     with pytest.raises(SpecError) as e:
         Spec.create(**kw)
     assert e.value.option == option
+
+
+def test_grouped_is_a_spec_axis():
+    spec = Spec.create(act="silu", grouped=True)
+    assert spec.module_name == "glu_silu_bf16_bn128_sm90_grouped" and spec.cli_args()[-1] == "--grouped"
+    assert spec.to_dict()["grouped"] is True and "grouped" not in Spec.create().to_dict()
+    with pytest.raises(SpecError) as e:
+        Spec.create(grouped="yes")
+    assert e.value.option == "--grouped"
