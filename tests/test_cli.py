@@ -175,7 +175,7 @@ def test_generated_files_are_standalone_formatted_and_stamped(spec):
         assert lines[1] == f"# Regenerate with: swiglu-gen {' '.join(spec.cli_args())} -o {OUT_PLACEHOLDER}"
         assert lines[2].startswith("# spec: {") and re.match(r"# templates-sha256: [0-9a-f]{64}$", lines[3])
         assert not re.search(r"20\d\d-\d\d-\d\d", text), "no timestamps: regeneration is byte-identical"
-        allowed = {"torch", "triton", "math", "os", "typing", "importlib", "pathlib", "pytest", "numpy"}
+        allowed = {"torch", "triton", "math", "os", "typing", "warnings", "importlib", "pathlib", "pytest", "numpy"}
         assert set(_imports(ast.parse(text))) <= allowed, name
     assert render(spec, "generated") == files
 

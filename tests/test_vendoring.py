@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-STDLIB_OK = {"math", "os", "typing", "importlib", "pathlib"}
+STDLIB_OK = {"math", "os", "typing", "warnings", "importlib", "pathlib"}
 
 # Run with `python -I -S` (no site-packages, no .pth files, so no editable install of this
 # repo) and a sys.path made of a folder that links every installed package except the
