@@ -33,7 +33,7 @@ def load_module(path: Path):
         raise BenchError(f"no generated module at {path}")
     spec = importlib.util.spec_from_file_location(path.stem, path)
     module = importlib.util.module_from_spec(spec)
-    sys.modules[path.stem] = module  # importable by name: torch.compile resolves its globals so
+    sys.modules[path.stem] = module  # torch.compile imports the module by name to trace it
     spec.loader.exec_module(module)
     return module
 
