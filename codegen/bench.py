@@ -205,6 +205,10 @@ def bench_shape(mod, shape, do_compile=True, rounds=3, log=print):
         mlp_steps[name] = (fwd_bwd(model, (xg,), dz), params)
     log(f"  {shape}: MLP fwd+bwd ({', '.join(mlp)}), {rounds} interleaved rounds")
     measure_steps(mlp_steps, "mlp_", t, rounds, peak_mib, res)
+    for name, model in mlp.items():
+        res[f"mlp_{name}_kept_mib"] = _kept_mib(model, xg)
+    if hasattr(mod, "_launch_dgrad"):
+        res.update(_dgrad_parts(mod, x, packed, down_w, dz, t, rounds))
 
     res["cublas_tflops"] = flop_fwd / res["cublas_ms"] / 1e9
     res["ours_train_fwd_tflops"] = flop_fwd / res["ours_train_fwd_ms"] / 1e9
@@ -212,8 +216,40 @@ def bench_shape(mod, shape, do_compile=True, rounds=3, log=print):
     return res
 
 
+def _kept_mib(model, x):
+    """Activation memory an MLP keeps between forward and backward: memory_allocated after the
+    forward minus before it, minus the output (x is allocated before)."""
+    import torch
+
+    torch.cuda.synchronize()
+    before = torch.cuda.memory_allocated()
+    out = model(x)
+    torch.cuda.synchronize()
+    kept = torch.cuda.memory_allocated() - before - out.numel() * out.element_size()
+    del out
+    return kept / 2**20
+
+
+def _dgrad_parts(mod, x, packed, down_w, dz, t, rounds):
+    """The fused MLP's dgrad GEMM (dY @ W_down with the GLU-derivative epilogue, in place on a
+    preactivation buffer) against the plain cuBLAS GEMM dY @ W_down, interleaved."""
+    import torch
+
+    M, N = x.shape[0], down_w.shape[1]
+    h = torch.randn(M, 2 * N, device=x.device, dtype=mod.DTYPE)
+    y = torch.empty(M, N, device=x.device, dtype=mod.DTYPE)
+    down_w = down_w.contiguous()
+    # repeated in place the values overflow; the GEMM's time does not depend on them
+    parts = {
+        "mlp_dgrad_ms": (lambda: mod._launch_dgrad(dz, down_w, h, y, True), None),
+        "mlp_dgrad_cublas_ms": (lambda: torch.mm(dz, down_w), None),
+    }
+    return _interleaved(parts, t, rounds)
+
+
 def _mlps(mod, gate_w, up_w, down_w, with_liger, do_compile):
-    """The whole MLP three ways (four with torch.compile of ours): the same weights."""
+    """The whole MLP: FusedMLP (and compiled), FusedGLU + nn.Linear (and compiled), Liger,
+    HF-style eager; the same weights."""
     import torch
 
     glu = _torch_glu(mod)
@@ -242,6 +278,8 @@ def _mlps(mod, gate_w, up_w, down_w, with_liger, do_compile):
             return self.down_proj(glu(self.up_proj(x), self.gate_proj(x)))
 
     models = {"ours": Ours(), "eager": Eager()}
+    if hasattr(mod, "FusedMLP"):
+        models["fused"] = mod.FusedMLP.from_linears(linear(gate_w), linear(up_w), linear(down_w))
     if with_liger:
         liger = _liger(mod.ACTIVATION)
 
@@ -252,6 +290,9 @@ def _mlps(mod, gate_w, up_w, down_w, with_liger, do_compile):
         models["liger"] = Liger()
     if do_compile:
         models["ours_compiled"] = torch.compile(Ours(), fullgraph=True)
+        if "fused" in models:
+            fused = mod.FusedMLP.from_linears(linear(gate_w), linear(up_w), linear(down_w))
+            models["fused_compiled"] = torch.compile(fused, fullgraph=True)
     return models
 
 
@@ -309,6 +350,11 @@ def table(results) -> str:
         ("host us ours/liger/eager", lambda r: "/".join(_fmt(r.get(f"{k}_host_us"), 0) for k in ("ours", "liger", "eager"))),
         ("MLP ms ours/compiled/liger/eager", lambda r: "/".join(_fmt(r.get(f"mlp_{k}_fwd_bwd_ms"), 3) for k in ("ours", "ours_compiled", "liger", "eager"))),
         ("MLP host us ours/liger/eager", lambda r: "/".join(_fmt(r.get(f"mlp_{k}_host_us"), 0) for k in ("ours", "liger", "eager"))),
+        ("FusedMLP ms (x floor)", lambda r: f"{r['mlp_fused_fwd_bwd_ms']:.3f} ({r['mlp_fused_fwd_bwd_ms'] / r['mlp_floor_ms']:.3f}x)" if "mlp_fused_fwd_bwd_ms" in r else "-"),
+        ("FusedMLP compiled/host us", lambda r: f"{_fmt(r.get('mlp_fused_compiled_fwd_bwd_ms'), 3)}/{_fmt(r.get('mlp_fused_host_us'), 0)}"),
+        ("MLP kept MiB fused/liger/eager", lambda r: "/".join(_fmt(r.get(f"mlp_{k}_kept_mib"), 0) for k in ("fused", "liger", "eager"))),
+        ("MLP peak MiB fused/liger", lambda r: "/".join(_fmt(r.get(f"mlp_{k}_peak_mib"), 0) for k in ("fused", "liger"))),
+        ("dgrad/cuBLAS", lambda r: f"{r['mlp_dgrad_ms'] / r['mlp_dgrad_cublas_ms']:.3f}" if "mlp_dgrad_ms" in r else "-"),
     ]
     rows = [[c[0] for c in cols]] + [[c[1](r) for c in cols] for r in results]
     widths = [max(len(row[i]) for row in rows) for i in range(len(cols))]

@@ -110,6 +110,7 @@ def context(spec: Spec) -> dict:
         "num_warps": spec.num_warps,
         "num_stages": spec.num_stages,
         "group_m": spec.group_m,
+        **spec.dgrad_tiling,
         "bwd_block_m": BWD_BLOCK_M,
         "bwd_block_n": min(spec.bn, BWD_BLOCK_N_MAX),
     }

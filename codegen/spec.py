@@ -48,6 +48,9 @@ class ArchInfo:
     num_warps: int
     num_stages: int
     group_m: int
+    # the MLP backward's dgrad GEMM dh = dY @ W_down (+ the GLU-derivative epilogue):
+    # (BLOCK_M, BLOCK_N, BLOCK_K, warps, stages); BLOCK_N is capped at the variant's CHUNK
+    dgrad: tuple[int, int, int, int, int] = (128, 128, 64, 8, 3)
 
 
 ARCHS: dict[Arch, ArchInfo] = {
@@ -64,6 +67,7 @@ ARCHS: dict[Arch, ArchInfo] = {
         num_warps=8,
         num_stages=3,
         group_m=8,
+        dgrad=(128, 128, 32, 8, 3),
     ),
     # H100/H200: 227 KiB per block, TMA + wgmma.  Measured on an H200 (docs/perf-log.md):
     # BM=128, BN=128 ([128, 256] accumulator), BK=64, 3 stages, 8 warps; GROUP_M=16 beat 8 by
@@ -80,6 +84,7 @@ ARCHS: dict[Arch, ArchInfo] = {
         num_warps=8,
         num_stages=3,
         group_m=16,
+        dgrad=(128, 128, 64, 8, 3),
     ),
     # B200: 228 KiB per SM, TMA + tcgen05 (accumulator in tensor memory), so a deeper
     # pipeline and warp specialisation of the tile loop.
@@ -95,8 +100,17 @@ ARCHS: dict[Arch, ArchInfo] = {
         num_warps=8,
         num_stages=4,
         group_m=8,
+        dgrad=(128, 128, 64, 8, 4),
     ),
 }
+
+DGRAD = ("dgrad_bm", "dgrad_bn", "dgrad_bk", "dgrad_warps", "dgrad_stages")
+
+
+def dgrad_defaults(arch: "Arch", bn: int) -> dict[str, int]:
+    """The arch table's dgrad tiling for a variant of chunk width bn (BLOCK_N <= CHUNK)."""
+    bm, dbn, bk, warps, stages = ARCHS[arch].dgrad
+    return dict(zip(DGRAD, (bm, min(dbn, bn) if isinstance(bn, int) else dbn, bk, warps, stages)))
 
 TMA_BOX_MAX = 256  # a TMA box is at most 256 elements along each dimension
 MAX_ACC_REGS_PER_THREAD = 128  # fp32 accumulator registers per thread we accept
@@ -155,6 +169,12 @@ class Spec:
     limit: float | None = None
     # the module also provides grouped_glu (mixture of experts: one packed weight per expert)
     grouped: bool = False
+    # tiling of the MLP backward's dgrad GEMM (arch-table defaults, dgrad_bn divides bn)
+    dgrad_bm: int | None = None
+    dgrad_bn: int | None = None
+    dgrad_bk: int | None = None
+    dgrad_warps: int | None = None
+    dgrad_stages: int | None = None
 
     # -- construction ---------------------------------------------------------------
     @classmethod
@@ -197,6 +217,7 @@ class Spec:
             "num_stages": info.num_stages,
             "group_m": info.group_m,
         }
+        filled.update(dgrad_defaults(spec.arch, spec.bn))
         filled = {k: getattr(spec, k) if getattr(spec, k) is not None else v for k, v in filled.items()}
         spec = cls(**{**asdict(spec), **filled})
         spec.validate()
@@ -223,11 +244,21 @@ class Spec:
         )
 
     @property
+    def dgrad_tiling(self) -> dict[str, int]:
+        return {k: getattr(self, k) for k in DGRAD}
+
+    @property
+    def is_default_dgrad(self) -> bool:
+        return self.dgrad_tiling == dgrad_defaults(self.arch, self.bn)
+
+    @property
     def slug(self) -> str:
         """The identity derived from the spec (used when --name is not given)."""
         base = f"glu_{self.act.value}_{self.dtype.value}_bn{self.bn}_{self.arch.value}"
         if not self.is_default_tiling:
             base += f"_bm{self.bm}_bk{self.bk}_w{self.num_warps}_s{self.num_stages}_g{self.group_m}"
+        if not self.is_default_dgrad:
+            base += "_dg{}x{}x{}_w{}_s{}".format(*self.dgrad_tiling.values())
         for key, value in self.non_default_params.items():
             base += f"_{key}{repr(value).replace('.', 'p').replace('-', 'm').replace('+', '')}"
         if self.grouped:
@@ -256,6 +287,14 @@ class Spec:
         epilogue = self.bm * self.bn * item if self.arch_info.tma else 0
         return ring + epilogue
 
+    @property
+    def dgrad_smem_estimate(self) -> int:
+        """The dgrad GEMM's ring buffer (+ the TMA staging of its epilogue's three tiles)."""
+        item = self.dtype.itemsize
+        ring = self.dgrad_stages * (self.dgrad_bm + self.dgrad_bn) * self.dgrad_bk * item
+        epilogue = 3 * self.dgrad_bm * self.dgrad_bn * item if self.arch_info.tma else 0
+        return ring + epilogue
+
     def to_dict(self) -> dict:
         """The whole spec, plain types, in a stable order (goes into the header and SPEC)."""
         d = {}
@@ -274,6 +313,9 @@ class Spec:
         if not self.is_default_tiling:
             args += ["--bm", str(self.bm), "--bk", str(self.bk), "--num-warps", str(self.num_warps)]
             args += ["--num-stages", str(self.num_stages), "--group-m", str(self.group_m)]
+        if not self.is_default_dgrad:
+            for key, value in self.dgrad_tiling.items():
+                args += [f"--{key.replace('_', '-')}", str(value)]
         for key, value in self.non_default_params.items():
             args += [f"--{key}", repr(value)]
         if self.grouped:
@@ -286,7 +328,7 @@ class Spec:
     def validate(self) -> None:
         if not isinstance(self.grouped, bool):
             raise SpecError("--grouped", f"{self.grouped!r} must be true or false")
-        for key in ("bn", "bm", "bk", "num_warps", "num_stages", "group_m"):
+        for key in ("bn", "bm", "bk", "num_warps", "num_stages", "group_m", *DGRAD):
             v = getattr(self, key)
             if not isinstance(v, int) or isinstance(v, bool):
                 raise SpecError(f"--{key.replace('_', '-')}", f"{v!r} must be an integer")
@@ -294,6 +336,20 @@ class Spec:
             v = getattr(self, key)
             if not isinstance(v, int) or v < lo or v > hi or v & (v - 1):
                 raise SpecError(f"--{key}", f"{v!r} must be a power of two in {lo}..{hi}")
+        for key in ("dgrad_bm", "dgrad_bn", "dgrad_bk"):
+            lo, hi = POW2_RANGES[key[len("dgrad_") :]]
+            v = getattr(self, key)
+            if v < lo or v > hi or v & (v - 1):
+                raise SpecError(f"--{key.replace('_', '-')}", f"{v!r} must be a power of two in {lo}..{hi}")
+        if self.bn % self.dgrad_bn != 0:
+            raise SpecError(
+                "--dgrad-bn",
+                f"{self.dgrad_bn} must divide --bn {self.bn}: a dgrad tile reads one chunk's [up | gate] columns",
+            )
+        if self.dgrad_warps not in NUM_WARPS:
+            raise SpecError("--dgrad-warps", f"{self.dgrad_warps!r} must be one of {', '.join(map(str, NUM_WARPS))}")
+        if not NUM_STAGES[0] <= self.dgrad_stages <= NUM_STAGES[1]:
+            raise SpecError("--dgrad-stages", f"{self.dgrad_stages!r} must be in {NUM_STAGES[0]}..{NUM_STAGES[1]}")
         if self.num_warps not in NUM_WARPS:
             raise SpecError("--num-warps", f"{self.num_warps!r} must be one of {', '.join(map(str, NUM_WARPS))}")
         lo, hi = NUM_STAGES
@@ -324,4 +380,18 @@ class Spec:
                 "--num-stages/--bm/--bn/--bk",
                 f"{self.num_stages} stages of [{self.bm}, {self.bk}] + [{2 * self.bn}, {self.bk}] tiles need "
                 f"{self.smem_estimate} bytes of shared memory; {self.arch.value} has {info.smem_bytes}",
+            )
+        dg_regs = self.dgrad_bm * self.dgrad_bn // (self.dgrad_warps * 32)
+        if 3 * dg_regs > 2 * MAX_ACC_REGS_PER_THREAD:  # accumulator + the [up | gate] tiles
+            raise SpecError(
+                "--dgrad-bm/--dgrad-bn/--dgrad-warps",
+                f"the dgrad epilogue holds three [{self.dgrad_bm}, {self.dgrad_bn}] fp32 tiles: {3 * dg_regs} "
+                f"registers per thread with {self.dgrad_warps} warps (at most {2 * MAX_ACC_REGS_PER_THREAD})",
+            )
+        if self.dgrad_smem_estimate > info.smem_bytes:
+            raise SpecError(
+                "--dgrad-stages/--dgrad-bm/--dgrad-bn/--dgrad-bk",
+                f"{self.dgrad_stages} stages of [{self.dgrad_bm}, {self.dgrad_bk}] + [{self.dgrad_bk}, "
+                f"{self.dgrad_bn}] tiles need {self.dgrad_smem_estimate} bytes of shared memory; "
+                f"{self.arch.value} has {info.smem_bytes}",
             )

@@ -1,9 +1,10 @@
-"""Test-side workaround shared by the CPU tests that run kernels in subprocesses.
+"""Test-side workarounds shared by the CPU tests that run kernels in subprocesses.
 
 Triton's interpreter computes a bf16 ``tl.dot`` on the operands' raw uint16 bit patterns
-(triton-lang/triton#11584, unsupported upstream).  ``widen_bf16_dot()`` makes it widen bf16 dot
-operands to fp32 first; the kernels are unchanged.  (Each generated test carries the same patch
-as a fixture, since it must run without this repo.)
+(triton-lang/triton#11584, unsupported upstream), and converts fp32 -> bf16 by truncation where
+the GPU rounds to nearest even.  ``widen_bf16_dot()`` makes it widen bf16 dot operands to fp32
+first and round fp32 -> bf16 to nearest even; the kernels are unchanged.  (Each generated test
+carries the same patch as a fixture, since it must run without this repo.)
 """
 
 
@@ -13,6 +14,7 @@ def widen_bf16_dot():
     from triton.runtime import interpreter
 
     create_dot = interpreter.InterpreterBuilder.create_dot
+    cast_impl = interpreter.InterpreterBuilder.cast_impl
 
     def widen(handle):
         if handle.dtype.scalar != tl.bfloat16:
@@ -23,4 +25,14 @@ def widen_bf16_dot():
     def patched(self, a, b, *args, **kwargs):
         return create_dot(self, widen(a), widen(b), *args, **kwargs)
 
+    def rounded_cast(self, src, dst_type):
+        if src.dtype.scalar != tl.float32 or dst_type.scalar != tl.bfloat16:
+            return cast_impl(self, src, dst_type)
+        data = np.asarray(src.data, dtype=np.float32)
+        bits = data.view(np.uint32).astype(np.uint64)
+        rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
+        quiet_nan = ((bits >> 16) | 0x40).astype(np.uint16)
+        return interpreter.TensorHandle(np.where(np.isnan(data), quiet_nan, rounded), tl.bfloat16)
+
     interpreter.InterpreterBuilder.create_dot = patched
+    interpreter.InterpreterBuilder.cast_impl = rounded_cast

@@ -54,3 +54,11 @@ def test_table_and_json_report():
     assert "8x16x128" in text and "1.050x" in text and "1.100x floor" in text and "0.91" in text
     assert "10/nan/20" in text
     json.dumps(row)
+    # the fused MLP's columns: time vs the 6-GEMM floor, kept activation memory, dgrad vs cuBLAS
+    row.update({
+        "mlp_floor_ms": 6.0, "mlp_fused_fwd_bwd_ms": 6.06, "mlp_fused_kept_mib": 200.0,
+        "mlp_liger_kept_mib": 300.0, "mlp_eager_kept_mib": 400.0, "mlp_dgrad_ms": 1.02,
+        "mlp_dgrad_cublas_ms": 1.0,
+    })
+    text = bench.table([row])
+    assert "6.060 (1.010x)" in text and "200/300/400" in text and "1.020" in text
