@@ -210,13 +210,16 @@ def bench(modules, shapes, out_dir, no_compile):
 @click.option("--write", is_flag=True, help="Write the winner into --variants (then run make generate).")
 @click.option("--min-gain", type=click.FloatRange(0, 1), default=0.01, show_default=True,
               help="Write only if the winner is this much faster.")
-def tune(module, shapes, variants_file, write, min_gain):
-    """Re-measure a module's tiling on this GPU; --write puts the winner into the variants file."""
+@click.option("--kernel", "groups", type=click.Choice(["forward", "dgrad"]), multiple=True,
+              default=("forward", "dgrad"), show_default=True,
+              help="Which tiling to tune (repeatable): the forward GEMM, the MLP backward's dgrad GEMM.")
+def tune(module, shapes, variants_file, write, min_gain, groups):
+    """Re-measure a module's tilings on this GPU; --write puts the winners into the variants file."""
     from .bench import BenchError
     from .tune import run_cli
 
     try:
-        run_cli(Path(module), shapes, Path(variants_file), write, min_gain)
+        run_cli(Path(module), shapes, Path(variants_file), write, min_gain, groups)
     except BenchError as e:
         raise GenError(str(e)) from None
 

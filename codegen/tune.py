@@ -1,11 +1,13 @@
-"""`swiglu-gen tune`: re-measure a generated module's tiling on this GPU and write the winner back
-into the variants file, so that `make generate` reproduces it.
+"""`swiglu-gen tune`: re-measure a generated module's tilings on this GPU and write the winners back
+into the variants file, so that `make generate` reproduces them.
 
-The module's tiling constants (BLOCK_M, BLOCK_K, NUM_WARPS, NUM_STAGES, GROUP_M) are read at
-call time, so candidates are timed by setting them on the loaded module: no re-rendering, no
-autotuning at import.  Each candidate is first checked against the float32 reference.  The score
-is the geometric mean over the shapes of the training forward's time relative to the module's
-current tiling; the winner must beat it by --min-gain to be written.
+Two groups are tuned, each on its own kernel: the forward GEMM (BLOCK_M, BLOCK_K, NUM_WARPS,
+NUM_STAGES, GROUP_M; timed: the training forward) and the MLP backward's dgrad GEMM (DG_BLOCK_M,
+DG_BLOCK_N, DG_BLOCK_K, DG_NUM_WARPS, DG_NUM_STAGES; timed: dY @ W_down with its GLU epilogue).
+The constants are read at call time, so candidates are timed by setting them on the loaded
+module: no re-rendering, no autotuning at import.  Each candidate is first checked against the
+float32 reference.  The score is the geometric mean over the shapes of the kernel's time relative
+to the module's current tiling; a winner must beat it by --min-gain to be written.
 """
 
 from __future__ import annotations
@@ -24,13 +26,29 @@ from .variants import load_variants
 TILING = ("bm", "bk", "num_warps", "num_stages", "group_m")
 CONSTANTS = {"bm": "BLOCK_M", "bk": "BLOCK_K", "num_warps": "NUM_WARPS", "num_stages": "NUM_STAGES", "group_m": "GROUP_M"}
 GRID = {"bm": (64, 128), "bk": (32, 64, 128), "num_warps": (4, 8), "num_stages": (2, 3, 4), "group_m": (4, 8, 16, 32)}
+# the MLP backward's dgrad GEMM (dgrad_bn must also divide the variant's bn: checked by Spec)
+DGRAD_TILING = ("dgrad_bm", "dgrad_bn", "dgrad_bk", "dgrad_warps", "dgrad_stages")
+DGRAD_CONSTANTS = {
+    "dgrad_bm": "DG_BLOCK_M", "dgrad_bn": "DG_BLOCK_N", "dgrad_bk": "DG_BLOCK_K",
+    "dgrad_warps": "DG_NUM_WARPS", "dgrad_stages": "DG_NUM_STAGES",
+}
+DGRAD_GRID = {
+    "dgrad_bm": (64, 128), "dgrad_bn": (64, 128), "dgrad_bk": (32, 64),
+    "dgrad_warps": (4, 8), "dgrad_stages": (3, 4, 5),
+}
+GROUPS = {  # group -> (fields, module constants, grid)
+    "forward": (TILING, CONSTANTS, GRID),
+    "dgrad": (DGRAD_TILING, DGRAD_CONSTANTS, DGRAD_GRID),
+}
 
 
-def candidates(spec: Spec) -> list[dict]:
-    """Every tiling of GRID that is a valid spec for this variant (shared memory, registers)."""
+def candidates(spec: Spec, group: str = "forward") -> list[dict]:
+    """Every tiling of the group's grid that is a valid spec for this variant (shared memory,
+    registers, dgrad_bn dividing bn)."""
+    fields_, _, grid = GROUPS[group]
     out = []
-    for values in itertools.product(*(GRID[k] for k in TILING)):
-        tiling = dict(zip(TILING, values))
+    for values in itertools.product(*(grid[k] for k in fields_)):
+        tiling = dict(zip(fields_, values))
         try:
             Spec.create(**{**spec.to_dict(), **tiling})
         except SpecError:
@@ -39,27 +57,30 @@ def candidates(spec: Spec) -> list[dict]:
     return out
 
 
-def current_tiling(module) -> dict:
-    return {k: int(getattr(module, CONSTANTS[k])) for k in TILING}
+def current_tiling(module, group: str = "forward") -> dict:
+    fields_, constants, _ = GROUPS[group]
+    return {k: int(getattr(module, constants[k])) for k in fields_}
 
 
 def apply_tiling(module, tiling: dict) -> None:
+    constants = {**CONSTANTS, **DGRAD_CONSTANTS}
     for k, v in tiling.items():
-        setattr(module, CONSTANTS[k], v)
+        setattr(module, constants[k], v)
 
 
-def tune(module, shapes, timer, check=None, log=print, rounds=3) -> tuple[dict, dict, list]:
-    """Returns (baseline tiling, best tiling, rows).  ``timer(module, shape) -> ms`` times the
-    training forward with the module's current constants; ``check(module) -> bool`` validates.
+def tune(module, shapes, timer, check=None, log=print, rounds=3, group="forward") -> tuple[dict, dict, list]:
+    """Returns (baseline tiling, best tiling, rows) of ``group`` ("forward" or "dgrad").
+    ``timer(module, shape) -> ms`` times the group's kernel with the module's current constants;
+    ``check(module) -> bool`` validates.
 
     Each candidate is timed against the current tiling in interleaved rounds (baseline,
     candidate, baseline, ...) and scored by the ratio of the medians, so both see the same
     clocks and the current tiling scores 1.00 within noise."""
     spec = Spec.create(**{k: v for k, v in module.SPEC.items()})
-    baseline = current_tiling(module)
+    baseline = current_tiling(module, group)
     rows = []
     try:
-        for tiling in candidates(spec):
+        for tiling in candidates(spec, group):
             apply_tiling(module, tiling)
             try:
                 if check is not None and not check(module):
@@ -135,6 +156,40 @@ def _gpu_timer(module, shape):
     return do_bench(lambda: module.glu_forward(x, w, save_factors=True), warmup=25, rep=100, return_mode="median")
 
 
+def _gpu_dgrad_timer(module, shape):
+    """The dgrad GEMM dY [M, K] @ W_down [K, N] with its epilogue, in place on a preactivation."""
+    import torch
+    from triton.testing import do_bench
+
+    M, K, N = shape
+    key = ("dgrad", shape, module.DTYPE)
+    cache = _gpu_timer.__dict__.setdefault("inputs", {})
+    if key not in cache:
+        dy = torch.randn(M, K, device="cuda", dtype=module.DTYPE)
+        wd = (torch.randn(K, N, device="cuda") / K**0.5).to(module.DTYPE)
+        h = torch.randn(M, 2 * N, device="cuda", dtype=module.DTYPE)
+        y = torch.empty(M, N, device="cuda", dtype=module.DTYPE)
+        cache[key] = (dy, wd, h, y)
+    dy, wd, h, y = cache[key]
+    # in place, repeated: the values overflow; the GEMM's time does not depend on them
+    return do_bench(lambda: module._launch_dgrad(dy, wd, h, y, True), warmup=25, rep=100, return_mode="median")
+
+
+def _gpu_dgrad_check(module):
+    import torch
+
+    K, N, M = 512, 4 * module.CHUNK, 1000
+    x = torch.randn(M, K, device="cuda", dtype=module.DTYPE, requires_grad=True)
+    gate_w = (torch.randn(N, K, device="cuda") / K**0.5).to(module.DTYPE)
+    up_w = (torch.randn(N, K, device="cuda") / K**0.5).to(module.DTYPE)
+    down_w = (torch.randn(K, N, device="cuda") / N**0.5).to(module.DTYPE)
+    dy = torch.randn(M, K, device="cuda", dtype=module.DTYPE)
+    module.mlp(x, module.pack_weight(gate_w, up_w), down_w).backward(dy)
+    xr = x.detach().float().requires_grad_()
+    module.reference_mlp(xr, gate_w, up_w, down_w).backward(dy.float())
+    return ((x.grad.float() - xr.grad).norm() / xr.grad.norm()).item() < 1e-2
+
+
 def _gpu_check(module):
     import torch
 
@@ -147,7 +202,8 @@ def _gpu_check(module):
     return ((out.float() - ref).norm() / ref.norm()).item() < 1e-2
 
 
-def run_cli(module_path: Path, shapes, variants_path: Path, write: bool, min_gain: float) -> None:
+def run_cli(module_path: Path, shapes, variants_path: Path, write: bool, min_gain: float,
+            groups=("forward", "dgrad")) -> None:
     """`swiglu-gen tune`: raises BenchError (or the variants file's GenError) for what the user
     must fix."""
     log = lambda s: print(s, file=sys.stderr, flush=True)  # noqa: E731
@@ -159,11 +215,23 @@ def run_cli(module_path: Path, shapes, variants_path: Path, write: bool, min_gai
     if not torch.cuda.is_available():
         raise BenchError("tune needs a CUDA GPU; none is visible (torch.cuda.is_available() is False)")
     module = load_module(module_path)
-    baseline, best, rows = tune(module, shapes, _gpu_timer, _gpu_check, log=log)
-    gain = 1 - rows[0]["score"] if rows else 0.0
-    print(f"current tiling {baseline}; best {best} ({rows[0]['score']:.3f}x)" if rows else "no candidate ran")
-    if write and rows and best != baseline and gain >= min_gain:
-        write_back(variants_path, module.SPEC["name"], best)
-        print(f"wrote {best} for {module.SPEC['name']} into {variants_path}; now run: make generate")
+    winners = {}
+    timers = {"forward": (_gpu_timer, _gpu_check), "dgrad": (_gpu_dgrad_timer, _gpu_dgrad_check)}
+    for group in groups:
+        if group == "dgrad" and not hasattr(module, "DG_BLOCK_M"):
+            log("dgrad: this module has no MLP backward (generated before FusedMLP); skipped")
+            continue
+        log(f"{group}:")
+        timer, check = timers[group]
+        baseline, best, rows = tune(module, shapes, timer, check, log=log, group=group)
+        gain = 1 - rows[0]["score"] if rows else 0.0
+        print(f"{group}: current tiling {baseline}; best {best} ({rows[0]['score']:.3f}x)" if rows else f"{group}: no candidate ran")
+        if rows and best != baseline and gain >= min_gain:
+            winners.update(best)
+        else:
+            print(f"{group}: the best tiling is not {min_gain:.0%} faster than the current one")
+    if write and winners:
+        write_back(variants_path, module.SPEC["name"], winners)
+        print(f"wrote {winners} for {module.SPEC['name']} into {variants_path}; now run: make generate")
     elif write:
-        print(f"nothing written: the best tiling is not {min_gain:.0%} faster than the current one")
+        print("nothing written")

@@ -54,6 +54,15 @@ def test_cli_args_round_trip():
         (dict(name="test_x"), "--name", "test_"),
         (dict(bm=256, bn=128, num_warps=4), "--bm/--bn/--num-warps", "registers"),
         (dict(arch="sm90", bk=128, num_stages=5), "--num-stages/--bm/--bn/--bk", "shared memory"),
+        (dict(dgrad_bn=96), "--dgrad-bn", "power of two"),
+        (dict(bn=64, dgrad_bn=128), "--dgrad-bn", "must divide --bn 64"),
+        (dict(dgrad_bm=512), "--dgrad-bm", "16..256"),
+        (dict(dgrad_bk=8), "--dgrad-bk", "16..256"),
+        (dict(dgrad_warps=3), "--dgrad-warps", "one of"),
+        (dict(dgrad_stages=9), "--dgrad-stages", "1..8"),
+        (dict(dgrad_stages=True), "--dgrad-stages", "integer"),
+        (dict(dgrad_bm=256, dgrad_bn=128, dgrad_warps=4), "--dgrad-bm/--dgrad-bn/--dgrad-warps", "registers"),
+        (dict(dgrad_bk=256, dgrad_stages=8), "--dgrad-stages/--dgrad-bm/--dgrad-bn/--dgrad-bk", "shared memory"),
     ],
 )
 def test_invalid_specs_name_the_option(kw, option, text):
@@ -111,3 +120,25 @@ def test_grouped_is_a_spec_axis():
     with pytest.raises(SpecError) as e:
         Spec.create(grouped="yes")
     assert e.value.option == "--grouped"
+
+
+def test_dgrad_tiling_defaults_names_and_cli_args():
+    for arch, info in ARCHS.items():
+        for bn in (32, 64, 128):
+            spec = Spec.create(arch=arch.value, bn=bn)
+            bm, dbn, bk, warps, stages = info.dgrad
+            assert spec.dgrad_tiling == {
+                "dgrad_bm": bm, "dgrad_bn": min(dbn, bn), "dgrad_bk": bk,
+                "dgrad_warps": warps, "dgrad_stages": stages,
+            }
+            assert spec.is_default_dgrad and "_dg" not in spec.slug
+    spec = Spec.create(act="silu", dgrad_stages=5, dgrad_bn=64)
+    assert spec.slug == "glu_silu_bf16_bn128_sm90_dg128x64x64_w8_s5"
+    args = spec.cli_args()
+    assert args[args.index("--dgrad-stages") + 1] == "5" and args[args.index("--dgrad-bn") + 1] == "64"
+    rebuilt = {}
+    for flag, value in zip(args[::2], args[1::2]):
+        rebuilt[flag[2:].replace("-", "_")] = int(value) if value.isdigit() else value
+    assert Spec.create(**rebuilt) == spec
+    # the dgrad tiling's defaults follow the chunk width: bn=64 caps dgrad_bn at 64
+    assert Spec.create(bn=64).dgrad_bn == 64

@@ -99,3 +99,47 @@ def test_cli_without_gpu_exits_2(monkeypatch):
     assert result.exit_code == 2 and "needs a CUDA GPU" in result.output
     result = CliRunner().invoke(main, ["tune", "generated/glu_silu_bf16_bn128_sm90.py", "--shape", "1,2"])
     assert result.exit_code == 2 and "--shape" in result.output
+
+
+def fake_mlp_module(spec: Spec):
+    mod = fake_module(spec)
+    for field, const in tune_mod.DGRAD_CONSTANTS.items():
+        setattr(mod, const, getattr(spec, field))
+    return mod
+
+
+def test_dgrad_candidates_respect_the_chunk_and_shared_memory():
+    for bn in (64, 128):
+        spec = Spec.create(act="silu", arch="sm90", bn=bn)
+        cands = tune_mod.candidates(spec, "dgrad")
+        assert cands and all(bn % c["dgrad_bn"] == 0 for c in cands)
+        assert all(Spec.create(**{**spec.to_dict(), **c}) for c in cands)
+    assert not any(c["dgrad_bn"] == 128 for c in tune_mod.candidates(Spec.create(act="silu", bn=64), "dgrad"))
+
+
+def test_dgrad_group_is_tuned_alone_and_written_back(tmp_path):
+    spec = Spec.create(act="gelu", arch="sm90")
+    mod = fake_mlp_module(spec)
+    forward_before = tune_mod.current_tiling(mod)
+
+    def timer(m, shape):  # 5 stages and 64-row tiles are "fastest" for the dgrad GEMM
+        return 1.0 - 0.04 * (m.DG_NUM_STAGES == 5) - 0.02 * (m.DG_BLOCK_M == 64)
+
+    baseline, best, rows = tune_mod.tune(mod, [(8, 8, 8)], timer, log=lambda s: None, group="dgrad")
+    assert set(best) == set(tune_mod.DGRAD_TILING)
+    assert best["dgrad_stages"] == 5 and best["dgrad_bm"] == 64
+    assert tune_mod.current_tiling(mod, "dgrad") == baseline and tune_mod.current_tiling(mod) == forward_before
+    variants = tmp_path / "variants.toml"
+    shutil.copy(ROOT / "generated" / "variants.toml", variants)
+    tune_mod.write_back(variants, "glu_gelu_bf16_bn128_sm90", best)
+    (tuned,) = [s for s in load_variants(variants) if s.module_name == "glu_gelu_bf16_bn128_sm90"]
+    assert tuned.dgrad_stages == 5 and tuned.dgrad_bm == 64
+    module = render(tuned, "generated")["glu_gelu_bf16_bn128_sm90.py"]
+    assert "DG_NUM_STAGES = 5" in module and "DG_BLOCK_M = 64" in module
+    # the non-default dgrad tiling is in the regenerate command
+    assert "--dgrad-stages 5" in module
+
+
+def test_cli_tune_kernel_option_is_validated():
+    result = CliRunner().invoke(main, ["tune", "generated/glu_silu_bf16_bn128_sm90.py", "--kernel", "nope"])
+    assert result.exit_code == 2 and "--kernel" in result.output
