@@ -1,4 +1,5 @@
-"""Two ranks on torch.distributed: tensor parallel (shard_packed_weight) and FSDP2 over FusedGLU.
+"""Two ranks on torch.distributed: tensor parallel (shard_packed_weight, shard_down_weight) and
+FSDP2 over FusedGLU and FusedMLP.
 
 On a CPU machine: gloo with TRITON_INTERPRET=1 and tiny shapes; with 2+ GPUs the same worker runs
 on NCCL (tests/distributed/worker.py; NCCL_NVLS_ENABLE=0 is kept)."""
@@ -31,6 +32,6 @@ def test_two_ranks(tmp_path, module):
     for rank in range(2):
         data = json.loads((tmp_path / f"r.rank{rank}.json").read_text())
         assert data["world_size"] == 2 and "fsdp2_error" not in data, data
-        for part in ("tensor_parallel", "fsdp2"):
+        for part in ("tensor_parallel", "fsdp2", "mlp_tensor_parallel", "mlp_fsdp2"):
             for what, err in data[part].items():
                 assert err < tol, (rank, part, what, err)

@@ -6,6 +6,8 @@ CUDA + NCCL when GPUs are present (one per rank), else CPU + gloo with TRITON_IN
 1. Tensor parallel: the packed weight split by shard_packed_weight (column-parallel) and a
    row-parallel down projection; output and every gradient vs the unsharded computation.
 2. FSDP2 (fully_shard) over an MLP with FusedGLU: loss and gradients vs one process.
+3. The whole MLP (mlp / FusedMLP): tensor parallel with shard_packed_weight + shard_down_weight
+   (each rank's mlp gives a partial output, summed), and FSDP2 over FusedMLP.
 """
 
 import importlib.util
@@ -96,6 +98,60 @@ def tensor_parallel(mod, device, rank, ws):
     }
 
 
+def mlp_tensor_parallel(mod, device, rank, ws):
+    """mlp on each rank's shards (column-parallel gate/up, row-parallel down) == mlp unsharded."""
+    torch.manual_seed(2)
+    K, N, M = 64, ws * 2 * mod.CHUNK, 24
+    dt = mod.DTYPE
+    gate_w = (torch.randn(N, K) / K**0.5).to(device, dt)
+    up_w = (torch.randn(N, K) / K**0.5).to(device, dt)
+    down_w = (torch.randn(K, N) / N**0.5).to(device, dt)
+    x = torch.randn(M, K).to(device, dt)
+    dy = torch.randn(M, K).to(device, dt)
+    packed = mod.pack_weight(gate_w, up_w)
+    xf, wf, df = (t.clone().requires_grad_() for t in (x, packed, down_w))
+    mod.mlp(xf, wf, df).backward(dy)
+    yf = mod.mlp(x, packed, down_w)
+
+    shard = mod.shard_packed_weight(packed, rank, ws).clone().requires_grad_()
+    down_shard = mod.shard_down_weight(down_w, rank, ws).clone().requires_grad_()
+    xt = x.clone().requires_grad_()
+    y = _ReduceFromTP.apply(mod.mlp(_CopyToTP.apply(xt), shard, down_shard))
+    y.backward(dy)
+    return {
+        "out": rel_err(y, yf),
+        "grad_x": rel_err(xt.grad, xf.grad),
+        "grad_packed_shard": rel_err(shard.grad, mod.shard_packed_weight(wf.grad, rank, ws)),
+        "grad_down_shard": rel_err(down_shard.grad, mod.shard_down_weight(df.grad, rank, ws)),
+    }
+
+
+def mlp_fsdp2(mod, device, rank, ws):
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.fsdp import fully_shard
+
+    K, N, M = 64, 2 * mod.CHUNK, 16
+    dt = mod.DTYPE
+    torch.manual_seed(3)
+    reference = mod.FusedMLP(K, N, device=device)
+    model = mod.FusedMLP(K, N, device=device)
+    model.load_state_dict(reference.state_dict())
+    xs = [torch.randn(M, K).to(device, dt) for _ in range(ws)]
+    dys = [torch.randn(M, K).to(device, dt) for _ in range(ws)]
+    ref_loss = sum((reference(x).float() * dy.float()).sum() for x, dy in zip(xs, dys)) / ws
+    ref_loss.backward()
+    fully_shard(model, mesh=init_device_mesh(device.type, (ws,)))
+    loss = (model(xs[rank]).float() * dys[rank].float()).sum()
+    loss.backward()
+    loss = loss.detach().clone()
+    dist.all_reduce(loss)
+    loss /= ws
+    errs = {"loss": abs(loss.item() - ref_loss.item()) / abs(ref_loss.item())}
+    for (name, p), (_, q) in zip(model.named_parameters(), reference.named_parameters()):
+        errs[f"grad {name}"] = rel_err(p.grad.full_tensor(), q.grad)
+    return errs
+
+
 def fsdp2(mod, device, rank, ws):
     from torch.distributed.device_mesh import init_device_mesh
     from torch.distributed.fsdp import fully_shard
@@ -153,8 +209,10 @@ def main():
         widen_bf16_dot()
     results = {"rank": rank, "world_size": ws, "backend": backend, "module": os.path.basename(path),
                "torch": torch.__version__, "tensor_parallel": tensor_parallel(mod, device, rank, ws)}
+    results["mlp_tensor_parallel"] = mlp_tensor_parallel(mod, device, rank, ws)
     try:
         results["fsdp2"] = fsdp2(mod, device, rank, ws)
+        results["mlp_fsdp2"] = mlp_fsdp2(mod, device, rank, ws)
     except Exception as e:  # reported, and failed by the test
         results["fsdp2_error"] = f"{type(e).__name__}: {e}"
     with open(f"{out}.rank{rank}.json", "w") as f:
