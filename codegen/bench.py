@@ -21,6 +21,14 @@ DEFAULT_SHAPES = [
     (16384, 8192, 28672),
     (2048, 4096, 1408),
 ]
+# Grouped modules (mixture of experts): T, K, N, E of issue 10 (Mixtral-like, many small
+# experts, gpt-oss); each in balanced and skewed routing.
+DEFAULT_GROUPED_SHAPES = [
+    (16384, 4096, 14336, 8),
+    (65536, 2048, 768, 128),
+    (32768, 2880, 2880, 32),
+]
+ROUTINGS = ("balanced", "skewed")
 
 
 class BenchError(RuntimeError):
@@ -38,14 +46,27 @@ def load_module(path: Path):
     return module
 
 
-def parse_shape(text: str) -> tuple[int, int, int]:
+def parse_shape(text: str) -> tuple[int, ...]:
+    """M,K,N (a dense shape) or T,K,N,E (a grouped one: T tokens over E experts)."""
     try:
-        m, k, n = (int(v) for v in text.split(","))
+        shape = tuple(int(v) for v in text.split(","))
     except ValueError:
-        raise BenchError(f"--shape takes M,K,N (three integers), got {text!r}") from None
-    if min(m, k, n) <= 0:
+        shape = ()
+    if len(shape) not in (3, 4):
+        raise BenchError(f"--shape takes M,K,N or, for grouped modules, T,K,N,E (integers), got {text!r}")
+    if min(shape) <= 0:
         raise BenchError(f"--shape {text}: sizes must be positive")
-    return m, k, n
+    return shape
+
+
+def routing_sizes(T: int, E: int, routing: str) -> list[int]:
+    """Tokens per expert: balanced, or skewed (one expert takes half, two get none)."""
+    if routing == "balanced" or E < 4:
+        sizes = [T // E] * E
+    else:
+        sizes = [T // 2, 0, 0] + [(T - T // 2) // (E - 3)] * (E - 3)
+    sizes[-1] += T - sum(sizes)
+    return sizes
 
 
 def _eager_glu(mod):
@@ -217,13 +238,13 @@ def bench_shape(mod, shape, do_compile=True, rounds=3, log=print):
 
 
 def _kept_mib(model, x):
-    """Activation memory an MLP keeps between forward and backward: memory_allocated after the
-    forward minus before it, minus the output (x is allocated before)."""
+    """Activation memory a model keeps between forward and backward: memory_allocated after the
+    forward minus before it, minus the output (x is allocated before; x None: model())."""
     import torch
 
     torch.cuda.synchronize()
     before = torch.cuda.memory_allocated()
-    out = model(x)
+    out = model(x) if x is not None else model()
     torch.cuda.synchronize()
     kept = torch.cuda.memory_allocated() - before - out.numel() * out.element_size()
     del out
@@ -356,6 +377,10 @@ def table(results) -> str:
         ("MLP peak MiB fused/liger", lambda r: "/".join(_fmt(r.get(f"mlp_{k}_peak_mib"), 0) for k in ("fused", "liger"))),
         ("dgrad/cuBLAS", lambda r: f"{r['mlp_dgrad_ms'] / r['mlp_dgrad_cublas_ms']:.3f}" if "mlp_dgrad_ms" in r else "-"),
     ]
+    return _format(cols, results)
+
+
+def _format(cols, results) -> str:
     rows = [[c[0] for c in cols]] + [[c[1](r) for c in cols] for r in results]
     widths = [max(len(row[i]) for row in rows) for i in range(len(cols))]
     lines = [" | ".join(v.ljust(w) for v, w in zip(row, widths)) for row in rows]
@@ -390,6 +415,90 @@ def plot(results, path: Path) -> bool:
     return True
 
 
+def bench_grouped_shape(mod, shape, routing, rounds=3, log=print):
+    """grouped_glu fwd+bwd vs a torchtitan-style path (two torch._grouped_mm + the activation,
+    autograd) and the grouped floor (3 x one torch._grouped_mm of the fused [T, K] x [E, K, 2N]);
+    the forward vs one grouped GEMM; activation memory kept between forward and backward.
+    gpt-oss's activation (swiglu_oai) runs with its packed biases."""
+    import torch
+    from triton.testing import do_bench
+
+    T, K, N, E = shape
+    if N % mod.CHUNK:
+        raise BenchError(f"shape {shape}: N must be a multiple of CHUNK = {mod.CHUNK}")
+    dev, dt = "cuda", mod.DTYPE
+    bias = mod.ACTIVATION == "swiglu_oai"
+    glu = _torch_glu(mod)
+    torch.manual_seed(0)
+    w1 = (torch.randn(E, N, K, device=dev) / K**0.5).to(dt)  # gate
+    w3 = (torch.randn(E, N, K, device=dev) / K**0.5).to(dt)  # up
+    packed = mod.pack_grouped_weight(w1, w3).contiguous()
+    b1, b3 = ((torch.randn(E, N, device=dev) * 0.1).to(dt) for _ in range(2))
+    packed_b = torch.stack([mod.pack_bias(b1[e], b3[e]) for e in range(E)]) if bias else None
+    sizes = routing_sizes(T, E, routing)
+    offs = torch.tensor(sizes, device=dev).cumsum(0).to(torch.int32)
+    expert_of_row = torch.repeat_interleave(torch.arange(E, device=dev), torch.tensor(sizes, device=dev))
+    x = torch.randn(T, K, device=dev, dtype=dt)
+    dy = torch.randn(T, N, device=dev, dtype=dt)
+    xg = x.clone().requires_grad_()
+    wg = packed.clone().requires_grad_()
+    bg = packed_b.clone().requires_grad_() if bias else None
+    w1g, w3g, b1g, b3g = (t.clone().requires_grad_() for t in (w1, w3, b1, b3))
+    w_fused = torch.cat([w3, w1], 1)  # [E, 2N, K]: the fused up-projection's GEMM work
+
+    def ours():
+        return mod.grouped_glu(xg, wg, offs, bg, check_offsets=False)
+
+    def titan():
+        gate = torch._grouped_mm(xg, w1g.transpose(-2, -1), offs=offs)
+        up = torch._grouped_mm(xg, w3g.transpose(-2, -1), offs=offs)
+        if bias:
+            gate, up = gate + b1g[expert_of_row], up + b3g[expert_of_row]
+        return glu(up, gate)
+
+    def step(fn, params):
+        def run():
+            fn().backward(dy)
+            for p in params:
+                p.grad = None
+
+        return run
+
+    def t(fn, grads=None):
+        return do_bench(fn, warmup=10, rep=60, return_mode="median")
+
+    steps = {
+        "gmm_ms": (lambda: torch._grouped_mm(x, w_fused.transpose(-2, -1), offs=offs), None),
+        "ours_fwd_ms": (lambda: mod._grouped_forward(x, packed, offs, packed_b, True), None),
+        "ours_fwd_bwd_ms": (step(ours, [xg, wg, bg] if bias else [xg, wg]), None),
+        "titan_fwd_bwd_ms": (step(titan, [xg, w1g, w3g, b1g, b3g]), None),
+    }
+    log(f"  {shape} {routing}: grouped fwd+bwd (ours, torchtitan-style), {rounds} interleaved rounds")
+    res = {"shape": list(shape), "routing": routing, "activation": mod.ACTIVATION, "bias": bias,
+           "module": mod.SPEC["name"], **_interleaved(steps, t, rounds)}
+    res["floor_ms"] = 3 * res["gmm_ms"]
+    res["ours_kept_mib"] = _kept_mib(ours, None)
+    res["titan_kept_mib"] = _kept_mib(titan, None)
+    with torch.no_grad():
+        a, b = ours().float(), titan().float()
+        res["rel_err_vs_titan"] = ((a - b).norm() / b.norm()).item()
+    return res
+
+
+def grouped_table(results) -> str:
+    cols = [
+        ("T,K,N,E", lambda r: ",".join(map(str, r["shape"]))),
+        ("routing", lambda r: r["routing"]),
+        ("act", lambda r: r["activation"] + (" +bias" if r["bias"] else "")),
+        ("fwd+bwd (x floor)", lambda r: f"{r['ours_fwd_bwd_ms']:.3f} ({r['ours_fwd_bwd_ms'] / r['floor_ms']:.3f}x)"),
+        ("torchtitan", lambda r: f"{r['titan_fwd_bwd_ms']:.3f} ({r['titan_fwd_bwd_ms'] / r['ours_fwd_bwd_ms']:.2f}x ours)"),
+        ("fwd / gmm", lambda r: f"{r['ours_fwd_ms']:.3f} ({r['ours_fwd_ms'] / r['gmm_ms']:.3f}x)"),
+        ("kept MiB ours/titan", lambda r: f"{r['ours_kept_mib']:.0f}/{r['titan_kept_mib']:.0f}"),
+        ("err vs titan", lambda r: f"{r['rel_err_vs_titan']:.4f}"),
+    ]
+    return _format(cols, results)
+
+
 def run(modules, shapes, out_dir: Path, do_compile=True, log=print):
     try:
         import torch
@@ -400,27 +509,50 @@ def run(modules, shapes, out_dir: Path, do_compile=True, log=print):
     if not torch.cuda.is_available():
         raise BenchError("the bench needs a CUDA GPU; none is visible (torch.cuda.is_available() is False)")
     mods = [load_module(p) for p in modules]
+    grouped_shapes = [s for s in shapes if len(s) == 4]
+    if grouped_shapes and not any(hasattr(m, "grouped_glu") for m in mods):
+        raise BenchError("--shape T,K,N,E is for grouped modules (generated with --grouped); none was given")
     meta = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "triton": triton.__version__}
     out_dir.mkdir(parents=True, exist_ok=True)
-    results = []
+    results, grouped = [], []
+
+    def save():  # after every shape: a run stopped part-way keeps what it measured
+        data = {"meta": meta, "results": results, **({"grouped": grouped} if grouped else {})}
+        (out_dir / "bench.json").write_text(json.dumps(data, indent=1))
+
     for mod in mods:
         log(f"{mod.SPEC['name']} on {torch.cuda.get_device_name()}")
         for shape in shapes:
+            if len(shape) == 4:
+                if not hasattr(mod, "grouped_glu"):
+                    continue
+                for routing in ROUTINGS:
+                    grouped.append(bench_grouped_shape(mod, shape, routing, log=log))
+                    torch.cuda.empty_cache()
+                    save()
+                    log(grouped_table(grouped[-1:]))
+                continue
             results.append(bench_shape(mod, shape, do_compile=do_compile, log=log))
             torch.cuda.empty_cache()
-            # written after every shape: a run stopped part-way keeps what it measured
-            (out_dir / "bench.json").write_text(json.dumps({"meta": meta, "results": results}, indent=1))
+            save()
             log(table(results[-1:]))
-    plot(results, out_dir / "bench.png")
-    return meta, results
+    if results:
+        plot(results, out_dir / "bench.png")
+    return meta, results, grouped
 
 
 def run_cli(modules, shapes, out_dir: Path, do_compile=True) -> None:
     """`swiglu-gen bench`: raises BenchError for what the user must fix (exit 2)."""
-    meta, results = run(modules, shapes or DEFAULT_SHAPES, Path(out_dir), do_compile,
-                        log=lambda s: print(s, file=sys.stderr, flush=True))
+    if not shapes:  # the dense defaults, and the MoE shapes when a grouped module is benched
+        grouped = any(Path(m).is_file() and "def grouped_glu" in Path(m).read_text(errors="replace") for m in modules)
+        shapes = DEFAULT_SHAPES + (DEFAULT_GROUPED_SHAPES if grouped else [])
+    meta, results, grouped = run(modules, shapes, Path(out_dir), do_compile,
+                                 log=lambda s: print(s, file=sys.stderr, flush=True))
     print(f"{meta['gpu']}, torch {meta['torch']}, triton {meta['triton']}")
-    print(table(results))
+    if results:
+        print(table(results))
+    if grouped:
+        print(grouped_table(grouped))
 
 
 if __name__ == "__main__":  # python -m codegen.bench ... == swiglu-gen bench ...

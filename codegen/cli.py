@@ -186,8 +186,9 @@ def _shapes(ctx, param, values):
 
 @main.command("bench")
 @click.argument("modules", nargs=-1, required=True, metavar="MODULE.py...")
-@click.option("--shape", "shapes", multiple=True, callback=_shapes, metavar="M,K,N",
-              help="Shape to time (repeatable); default: the baseline shapes and 2048,4096,1408.")
+@click.option("--shape", "shapes", multiple=True, callback=_shapes, metavar="M,K,N|T,K,N,E",
+              help="Shape to time (repeatable); T,K,N,E (E experts) for grouped modules. Default: the "
+                   "baseline shapes and 2048,4096,1408, plus issue 10's MoE shapes for grouped modules.")
 @click.option("--out", "out_dir", default="bench-results", show_default=True,
               help="Folder for bench.json and bench.png.")
 @click.option("--no-compile", is_flag=True, help="Skip the torch.compile baselines.")

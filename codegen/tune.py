@@ -208,6 +208,8 @@ def run_cli(module_path: Path, shapes, variants_path: Path, write: bool, min_gai
     must fix."""
     log = lambda s: print(s, file=sys.stderr, flush=True)  # noqa: E731
     shapes = list(shapes) or DEFAULT_SHAPES
+    if any(len(s) != 3 for s in shapes):
+        raise BenchError("--shape: tune times dense kernels: M,K,N (three integers)")
     try:
         import torch
     except ImportError as e:

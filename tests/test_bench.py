@@ -24,7 +24,7 @@ def test_no_gpu_is_a_clear_error_not_a_traceback(monkeypatch, tmp_path):
     assert not (tmp_path / "r").exists()
 
 
-@pytest.mark.parametrize("shape", ["1,2", "a,b,c", "0,4,4", "4,-1,4"])
+@pytest.mark.parametrize("shape", ["1,2", "a,b,c", "0,4,4", "4,-1,4", "1,2,3,4,5", "8,8,8,0"])
 def test_bad_shapes_exit_2(shape):
     result = invoke(MODULE, "--shape", shape)
     assert result.exit_code == 2 and "--shape" in result.output
@@ -32,7 +32,37 @@ def test_bad_shapes_exit_2(shape):
 
 def test_shapes_parse_and_default():
     assert bench.parse_shape("11136,3584,14336") == (11136, 3584, 14336)
+    assert bench.parse_shape("65536,2048,768,128") == (65536, 2048, 768, 128)  # T,K,N,E
     assert len(bench.DEFAULT_SHAPES) == 5 and (2048, 4096, 1408) in bench.DEFAULT_SHAPES
+    assert (65536, 2048, 768, 128) in bench.DEFAULT_GROUPED_SHAPES
+
+
+def test_routings_cover_every_token():
+    for T, E in [(16384, 8), (65536, 128), (1001, 3), (7, 5)]:
+        for routing in bench.ROUTINGS:
+            sizes = bench.routing_sizes(T, E, routing)
+            assert len(sizes) == E and sum(sizes) == T and min(sizes) >= 0
+    skewed = bench.routing_sizes(16384, 8, "skewed")
+    assert skewed[0] == 8192 and skewed[1] == skewed[2] == 0  # one expert half, two none
+
+
+def test_grouped_shapes_need_a_grouped_module(monkeypatch, tmp_path):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    result = invoke(MODULE, "--shape", "64,32,128,4", "--out", str(tmp_path / "r"))
+    assert result.exit_code == 2 and "grouped modules" in result.output
+    result = CliRunner().invoke(main, ["tune", MODULE, "--shape", "64,32,128,4"])
+    assert result.exit_code == 2 and "M,K,N" in result.output
+
+
+def test_grouped_table():
+    row = {
+        "shape": [65536, 2048, 768, 128], "routing": "skewed", "activation": "silu", "bias": False,
+        "ours_fwd_bwd_ms": 2.0, "floor_ms": 1.9, "titan_fwd_bwd_ms": 3.0, "ours_fwd_ms": 0.7,
+        "gmm_ms": 0.65, "ours_kept_mib": 192.0, "titan_kept_mib": 288.0, "rel_err_vs_titan": 0.0039,
+    }
+    text = bench.grouped_table([row])
+    assert "65536,2048,768,128" in text and "1.053x" in text and "1.50x ours" in text
+    assert "192/288" in text and "0.0039" in text
 
 
 def test_missing_module_and_generation_options(monkeypatch, tmp_path):
