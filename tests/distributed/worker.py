@@ -65,8 +65,9 @@ class _ReduceFromTP(torch.autograd.Function):
         return grad
 
 
-def tensor_parallel(mod, device, rank, ws):
-    torch.manual_seed(0)
+def _tp_problem(mod, device, ws, seed):
+    """The same MLP weights and data on every rank: x, packed gate/up, down weight, dy."""
+    torch.manual_seed(seed)
     K, N, M = 64, ws * 2 * mod.CHUNK, 24
     dt = mod.DTYPE
     gate_w = (torch.randn(N, K) / K**0.5).to(device, dt)
@@ -74,7 +75,12 @@ def tensor_parallel(mod, device, rank, ws):
     down_w = (torch.randn(K, N) / N**0.5).to(device, dt)
     x = torch.randn(M, K).to(device, dt)
     dy = torch.randn(M, K).to(device, dt)
-    packed = mod.pack_weight(gate_w, up_w)
+    return x, mod.pack_weight(gate_w, up_w), down_w, dy
+
+
+def tensor_parallel(mod, device, rank, ws):
+    x, packed, down_w, dy = _tp_problem(mod, device, ws, seed=0)
+    N = down_w.shape[1]
 
     # the unsharded computation (every rank does it: same seed, same data)
     xf, wf, df = (t.clone().requires_grad_() for t in (x, packed, down_w))
@@ -100,15 +106,7 @@ def tensor_parallel(mod, device, rank, ws):
 
 def mlp_tensor_parallel(mod, device, rank, ws):
     """mlp on each rank's shards (column-parallel gate/up, row-parallel down) == mlp unsharded."""
-    torch.manual_seed(2)
-    K, N, M = 64, ws * 2 * mod.CHUNK, 24
-    dt = mod.DTYPE
-    gate_w = (torch.randn(N, K) / K**0.5).to(device, dt)
-    up_w = (torch.randn(N, K) / K**0.5).to(device, dt)
-    down_w = (torch.randn(K, N) / N**0.5).to(device, dt)
-    x = torch.randn(M, K).to(device, dt)
-    dy = torch.randn(M, K).to(device, dt)
-    packed = mod.pack_weight(gate_w, up_w)
+    x, packed, down_w, dy = _tp_problem(mod, device, ws, seed=2)
     xf, wf, df = (t.clone().requires_grad_() for t in (x, packed, down_w))
     mod.mlp(xf, wf, df).backward(dy)
     yf = mod.mlp(x, packed, down_w)
