@@ -32,6 +32,11 @@ OPTIONS = {
     "--name": st.sampled_from(["my_glu", "fused_mlp2", "1bad", "test_x", "with-dash", "ok_name"]),
     "--alpha": st.sampled_from(["1.702", "1", "0", "-2", "nan", "x"]),
     "--limit": st.sampled_from(["7", "10", "0", "inf", "x"]),
+    "--dgrad-bm": st.sampled_from(["64", "128", "256", "96", "0"]),
+    "--dgrad-bn": st.sampled_from(["16", "32", "64", "128", "256", "48"]),
+    "--dgrad-bk": st.sampled_from(["16", "32", "64", "8", "x"]),
+    "--dgrad-warps": st.sampled_from(["4", "8", "3"]),
+    "--dgrad-stages": st.sampled_from(["2", "3", "4", "0", "9"]),
 }
 OPTION_NAMES = set(OPTIONS) | {"--out", "--variants"}
 VALID = {
@@ -47,6 +52,11 @@ VALID = {
     "--name": {"my_glu", "fused_mlp2", "ok_name"},
     "--alpha": {"1.702", "1"},  # valid with --act swiglu_oai only (else exit 2 naming it)
     "--limit": {"7", "10"},
+    "--dgrad-bm": {"64", "128"},
+    "--dgrad-bn": {"16", "32"},  # must divide --bn
+    "--dgrad-bk": {"16", "32", "64"},
+    "--dgrad-warps": {"4", "8"},
+    "--dgrad-stages": {"2", "3"},
 }
 
 
@@ -75,7 +85,15 @@ err = ((out.float() - ref).norm() / ref.norm()).item()
 assert err < 2e-2, err
 out.sum().backward()
 assert torch.isfinite(x.grad).all() and torch.isfinite(packed.grad).all()
-print("smoke ok", err)
+# the whole MLP (its dgrad GEMM has the variant's dgrad tiling)
+down_w = (torch.randn(K, N) / N**0.5).to(mod.DTYPE).requires_grad_()
+out = mod.mlp(x, packed, down_w)
+ref = mod.reference_mlp(x.detach(), gate_w, up_w, down_w.detach())
+err_mlp = ((out.float() - ref).norm() / ref.norm()).item()
+assert err_mlp < 2e-2, err_mlp
+out.sum().backward()
+assert torch.isfinite(down_w.grad).all() and down_w.grad.abs().sum() > 0
+print("smoke ok", err, err_mlp)
 """
 
 
