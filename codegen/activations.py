@@ -51,6 +51,7 @@ class Activation:
     max_abs_error: float = 0.0
     params: tuple[tuple[str, float], ...] = ()  # (name, default)
     torch_ref: str | None = None  # out over `left` and `gate`; default left * torch_act
+    hf_act: str | None = None  # its name in Hugging Face transformers' ACT2FN (config.hidden_act)
 
     @property
     def reference_expr(self) -> str:
@@ -85,6 +86,7 @@ ACTIVATIONS: dict[Act, Activation] = {
             d_left="gate * s",
             d_gate="left * s * (1.0 + gate * (1.0 - s))",
             torch_act="F.silu(gate)",
+            hf_act="silu",
         ),
         Activation(
             act=Act.GELU,
@@ -108,6 +110,7 @@ ACTIVATIONS: dict[Act, Activation] = {
             d_left="gate * cdf",
             d_gate="left * (cdf + gate * pdf)",
             torch_act="F.gelu(gate)",
+            hf_act="gelu",
             max_abs_error=7.5e-8,
         ),
         Activation(
@@ -123,6 +126,7 @@ ACTIVATIONS: dict[Act, Activation] = {
             d_left="0.5 * gate * (1.0 + t)",
             d_gate="left * (0.5 * (1.0 + t) + 0.5 * gate * (1.0 - t * t) * du)",
             torch_act='F.gelu(gate, approximate="tanh")',
+            hf_act="gelu_pytorch_tanh",
         ),
         Activation(
             act=Act.RELU,
@@ -133,6 +137,7 @@ ACTIVATIONS: dict[Act, Activation] = {
             d_left="pos",
             d_gate="where(gate > 0.0, left, 0.0 * gate)",
             torch_act="F.relu(gate)",
+            hf_act="relu",
         ),
         Activation(
             act=Act.SWIGLU_OAI,
@@ -167,6 +172,7 @@ ACTIVATIONS: dict[Act, Activation] = {
             d_left="s",
             d_gate="left * s * (1.0 - s)",
             torch_act="torch.sigmoid(gate)",
+            hf_act="sigmoid",
         ),
     ]
 }

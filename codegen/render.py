@@ -91,6 +91,7 @@ def context(spec: Spec) -> dict:
         "uses_functional": "F." in act.reference_expr,
         "params_repr": repr(spec.params),
         "grouped": spec.grouped,
+        "hf_act": act.hf_act,
         # the GLU in words: up(x) * act(gate(x)), or the entry's description when it also
         # transforms up (gpt-oss clamps it)
         "formula": f"up(x) * {spec.act.value}(gate(x))" if act.torch_ref is None else act.description,
