@@ -415,7 +415,7 @@ def plot(results, path: Path) -> bool:
     return True
 
 
-def bench_grouped_shape(mod, shape, routing, rounds=3, log=print):
+def bench_grouped_shape(mod, shape, routing, rounds=3, log=print, device="cuda", timer=None):
     """grouped_glu fwd+bwd vs a torchtitan-style path (two torch._grouped_mm + the activation,
     autograd) and the grouped floor (3 x one torch._grouped_mm of the fused [T, K] x [E, K, 2N]);
     the forward vs one grouped GEMM; activation memory kept between forward and backward.
@@ -426,7 +426,7 @@ def bench_grouped_shape(mod, shape, routing, rounds=3, log=print):
     T, K, N, E = shape
     if N % mod.CHUNK:
         raise BenchError(f"shape {shape}: N must be a multiple of CHUNK = {mod.CHUNK}")
-    dev, dt = "cuda", mod.DTYPE
+    dev, dt = device, mod.DTYPE
     bias = mod.ACTIVATION == "swiglu_oai"
     glu = _torch_glu(mod)
     torch.manual_seed(0)
@@ -465,6 +465,8 @@ def bench_grouped_shape(mod, shape, routing, rounds=3, log=print):
         return run
 
     def t(fn, grads=None):
+        if timer is not None:
+            return timer(fn)
         return do_bench(fn, warmup=10, rep=60, return_mode="median")
 
     steps = {
