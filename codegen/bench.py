@@ -227,7 +227,7 @@ def bench_shape(mod, shape, do_compile=True, rounds=3, log=print):
     log(f"  {shape}: MLP fwd+bwd ({', '.join(mlp)}), {rounds} interleaved rounds")
     measure_steps(mlp_steps, "mlp_", t, rounds, peak_mib, res)
     for name, model in mlp.items():
-        res[f"mlp_{name}_kept_mib"] = _kept_mib(model, xg)
+        res[f"mlp_{name}_kept_mib"] = _kept_mib(lambda: model(xg))
     if hasattr(mod, "_launch_dgrad"):
         res.update(_dgrad_parts(mod, x, packed, down_w, dz, t, rounds))
 
@@ -237,14 +237,14 @@ def bench_shape(mod, shape, do_compile=True, rounds=3, log=print):
     return res
 
 
-def _kept_mib(model, x):
-    """Activation memory a model keeps between forward and backward: memory_allocated after the
-    forward minus before it, minus the output (x is allocated before; x None: model())."""
+def _kept_mib(forward):
+    """Activation memory a forward (a call with no arguments, its inputs allocated before)
+    keeps for its backward: memory_allocated after it minus before it, minus the output."""
     import torch
 
     torch.cuda.synchronize()
     before = torch.cuda.memory_allocated()
-    out = model(x) if x is not None else model()
+    out = forward()
     torch.cuda.synchronize()
     kept = torch.cuda.memory_allocated() - before - out.numel() * out.element_size()
     del out
@@ -256,16 +256,24 @@ def _dgrad_parts(mod, x, packed, down_w, dz, t, rounds):
     preactivation buffer) against the plain cuBLAS GEMM dY @ W_down, interleaved."""
     import torch
 
-    M, N = x.shape[0], down_w.shape[1]
-    h = torch.randn(M, 2 * N, device=x.device, dtype=mod.DTYPE)
-    y = torch.empty(M, N, device=x.device, dtype=mod.DTYPE)
     down_w = down_w.contiguous()
-    # repeated in place the values overflow; the GEMM's time does not depend on them
     parts = {
-        "mlp_dgrad_ms": (lambda: mod._launch_dgrad(dz, down_w, h, y, True), None),
+        "mlp_dgrad_ms": (dgrad_step(mod, dz, down_w), None),
         "mlp_dgrad_cublas_ms": (lambda: torch.mm(dz, down_w), None),
     }
     return _interleaved(parts, t, rounds)
+
+
+def dgrad_step(mod, dy, down_w):
+    """A call of the module's dgrad GEMM dy [M, K] @ down_w [K, N] with its epilogue, in place
+    on a preactivation buffer of its own (repeated, the values overflow; the GEMM's time does
+    not depend on them)."""
+    import torch
+
+    M, N = dy.shape[0], down_w.shape[1]
+    h = torch.randn(M, 2 * N, device=dy.device, dtype=mod.DTYPE)
+    y = torch.empty(M, N, device=dy.device, dtype=mod.DTYPE)
+    return lambda: mod._launch_dgrad(dy, down_w, h, y)
 
 
 def _mlps(mod, gate_w, up_w, down_w, with_liger, do_compile):
@@ -479,8 +487,8 @@ def bench_grouped_shape(mod, shape, routing, rounds=3, log=print, device="cuda",
     res = {"shape": list(shape), "routing": routing, "activation": mod.ACTIVATION, "bias": bias,
            "module": mod.SPEC["name"], **_interleaved(steps, t, rounds)}
     res["floor_ms"] = 3 * res["gmm_ms"]
-    res["ours_kept_mib"] = _kept_mib(ours, None)
-    res["titan_kept_mib"] = _kept_mib(titan, None)
+    res["ours_kept_mib"] = _kept_mib(ours)
+    res["titan_kept_mib"] = _kept_mib(titan)
     with torch.no_grad():
         a, b = ours().float(), titan().float()
         res["rel_err_vs_titan"] = ((a - b).norm() / b.norm()).item()
