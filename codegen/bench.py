@@ -100,8 +100,10 @@ def _liger(act_name):
     return liger
 
 
-def host_us(step, n=20, warmup=3):
-    """CPU time to issue one step (µs): n steps back to back, no synchronisation among them.
+def host_us(steps, n=20, rounds=7, warmup=3):
+    """{name: CPU µs to issue one step}: batches of n steps back to back, no synchronisation
+    inside a batch; the implementations take turns batch by batch (interleaved rounds, medians),
+    so a host that slows down or speeds up (these VMs move by +-30-50%) biases none of them.
 
     The GPU queue holds far more than n steps' launches, so this is what the host spends
     (Python, dispatch, autograd, launches), not what the GPU does."""
@@ -109,17 +111,19 @@ def host_us(step, n=20, warmup=3):
 
     import torch
 
-    for _ in range(warmup):
-        step()
-    torch.cuda.synchronize()
-    best = float("inf")
-    for _ in range(3):
-        t0 = time.perf_counter()
-        for _ in range(n):
+    for step in steps.values():
+        for _ in range(warmup):
             step()
-        best = min(best, (time.perf_counter() - t0) / n * 1e6)
-        torch.cuda.synchronize()
-    return best
+    torch.cuda.synchronize()
+    samples = {name: [] for name in steps}
+    for _ in range(rounds):
+        for name, step in steps.items():
+            t0 = time.perf_counter()
+            for _ in range(n):
+                step()
+            samples[name].append((time.perf_counter() - t0) / n * 1e6)
+            torch.cuda.synchronize()
+    return {name: statistics.median(v) for name, v in samples.items()}
 
 
 def _interleaved(steps, t, rounds):
@@ -135,8 +139,9 @@ def measure_steps(steps, prefix, t, rounds, peak_mib, res):
     """Median fwd+bwd ms (interleaved rounds), host µs and peak MiB of each named step."""
     for name, ms in _interleaved(steps, t, rounds).items():
         res[f"{prefix}{name}_fwd_bwd_ms"] = ms
+    for name, us in host_us({name: step for name, (step, _) in steps.items()}).items():
+        res[f"{prefix}{name}_host_us"] = us
     for name, (step, params) in steps.items():
-        res[f"{prefix}{name}_host_us"] = host_us(step)
         res[f"{prefix}{name}_peak_mib"] = peak_mib(step, params)
         for p in params:
             p.grad = None
@@ -487,6 +492,10 @@ def bench_grouped_shape(mod, shape, routing, rounds=3, log=print, device="cuda",
     res = {"shape": list(shape), "routing": routing, "activation": mod.ACTIVATION, "bias": bias,
            "module": mod.SPEC["name"], **_interleaved(steps, t, rounds)}
     res["floor_ms"] = 3 * res["gmm_ms"]
+    if timer is None:  # on the GPU: the host's µs per step too (a CPU timer has no CUDA queue)
+        fwd_bwd = {"ours": steps["ours_fwd_bwd_ms"][0], "titan": steps["titan_fwd_bwd_ms"][0]}
+        for name, us in host_us(fwd_bwd, n=5, rounds=5).items():
+            res[f"{name}_host_us"] = us
     res["ours_kept_mib"] = _kept_mib(ours)
     res["titan_kept_mib"] = _kept_mib(titan)
     with torch.no_grad():
@@ -504,6 +513,7 @@ def grouped_table(results) -> str:
         ("torchtitan", lambda r: f"{r['titan_fwd_bwd_ms']:.3f} ({r['titan_fwd_bwd_ms'] / r['ours_fwd_bwd_ms']:.2f}x ours)"),
         ("fwd / gmm", lambda r: f"{r['ours_fwd_ms']:.3f} ({r['ours_fwd_ms'] / r['gmm_ms']:.3f}x)"),
         ("kept MiB ours/titan", lambda r: f"{r['ours_kept_mib']:.0f}/{r['titan_kept_mib']:.0f}"),
+        ("host us ours/titan", lambda r: "/".join(_fmt(r.get(f"{k}_host_us"), 0) for k in ("ours", "titan"))),
         ("err vs titan", lambda r: f"{r['rel_err_vs_titan']:.4f}"),
     ]
     return _format(cols, results)

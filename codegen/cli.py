@@ -213,13 +213,16 @@ def bench(modules, shapes, out_dir, no_compile):
 @click.option("--kernel", "groups", type=click.Choice(["forward", "dgrad"]), multiple=True,
               default=("forward", "dgrad"), show_default=True,
               help="Which tiling to tune (repeatable): the forward GEMM, the MLP backward's dgrad GEMM.")
-def tune(module, shapes, variants_file, write, min_gain, groups):
+@click.option("--only", "only", multiple=True, metavar="FIELD=V1,V2",
+              help="Try only these values of a tiling field (repeatable), e.g. --only bm=128 "
+                   "--only num_stages=3,4: a smaller grid, a shorter run.")
+def tune(module, shapes, variants_file, write, min_gain, groups, only):
     """Re-measure a module's tilings on this GPU; --write puts the winners into the variants file."""
     from .bench import BenchError
     from .tune import run_cli
 
     try:
-        run_cli(Path(module), shapes, Path(variants_file), write, min_gain, groups)
+        run_cli(Path(module), shapes, Path(variants_file), write, min_gain, groups, only)
     except BenchError as e:
         raise GenError(str(e)) from None
 

@@ -42,10 +42,12 @@ GROUPS = {  # group -> (fields, module constants, grid)
 }
 
 
-def candidates(spec: Spec, group: str = "forward") -> list[dict]:
+def candidates(spec: Spec, group: str = "forward", only=None) -> list[dict]:
     """Every tiling of the group's grid that is a valid spec for this variant (shared memory,
-    registers, dgrad_bn dividing bn)."""
+    registers, dgrad_bn dividing bn).  ``only`` {field: values} replaces the grid's values of
+    those fields (`tune --only bm=128`)."""
     fields_, _, grid = GROUPS[group]
+    grid = {**grid, **{k: tuple(v) for k, v in (only or {}).items() if k in fields_}}
     out = []
     for values in itertools.product(*(grid[k] for k in fields_)):
         tiling = dict(zip(fields_, values))
@@ -68,7 +70,23 @@ def apply_tiling(module, tiling: dict) -> None:
         setattr(module, constants[k], v)
 
 
-def tune(module, shapes, timer, check=None, log=print, rounds=3, group="forward") -> tuple[dict, dict, list]:
+def parse_only(items) -> dict:
+    """`--only FIELD=V1,V2` options -> {field: (V1, V2)}; fields of the forward or dgrad grid."""
+    known = {f for fields_, _, _ in GROUPS.values() for f in fields_}
+    only = {}
+    for item in items:
+        field, sep, values = item.partition("=")
+        field = field.strip()
+        if not sep or field not in known:
+            raise BenchError(f"--only {item!r}: expected FIELD=V1,V2 with FIELD one of {', '.join(sorted(known))}")
+        try:
+            only[field] = tuple(int(v) for v in values.split(","))
+        except ValueError:
+            raise BenchError(f"--only {item!r}: the values must be integers") from None
+    return only
+
+
+def tune(module, shapes, timer, check=None, log=print, rounds=3, group="forward", only=None) -> tuple[dict, dict, list]:
     """Returns (baseline tiling, best tiling, rows) of ``group`` ("forward" or "dgrad").
     ``timer(module, shape) -> ms`` times the group's kernel with the module's current constants;
     ``check(module) -> bool`` validates.
@@ -80,7 +98,7 @@ def tune(module, shapes, timer, check=None, log=print, rounds=3, group="forward"
     baseline = current_tiling(module, group)
     rows = []
     try:
-        for tiling in candidates(spec, group):
+        for tiling in candidates(spec, group, only):
             apply_tiling(module, tiling)
             try:
                 if check is not None and not check(module):
@@ -199,11 +217,12 @@ def _gpu_check(module):
 
 
 def run_cli(module_path: Path, shapes, variants_path: Path, write: bool, min_gain: float,
-            groups=("forward", "dgrad")) -> None:
+            groups=("forward", "dgrad"), only=()) -> None:
     """`swiglu-gen tune`: raises BenchError (or the variants file's GenError) for what the user
     must fix."""
     log = lambda s: print(s, file=sys.stderr, flush=True)  # noqa: E731
     shapes = list(shapes) or DEFAULT_SHAPES
+    only = parse_only(only)
     if any(len(s) != 3 for s in shapes):
         raise BenchError("--shape: tune times dense kernels: M,K,N (three integers)")
     try:
@@ -221,7 +240,7 @@ def run_cli(module_path: Path, shapes, variants_path: Path, write: bool, min_gai
             continue
         log(f"{group}:")
         timer, check = timers[group]
-        baseline, best, rows = tune(module, shapes, timer, check, log=log, group=group)
+        baseline, best, rows = tune(module, shapes, timer, check, log=log, group=group, only=only)
         gain = 1 - rows[0]["score"] if rows else 0.0
         print(f"{group}: current tiling {baseline}; best {best} ({rows[0]['score']:.3f}x)" if rows else f"{group}: no candidate ran")
         if rows and best != baseline and gain >= min_gain:

@@ -1,6 +1,5 @@
 """Host us per training step, ours vs eager, in interleaved rounds (medians): the GLU issue's
 "host cost below eager's" check at the shapes where a step is short."""
-import statistics
 import sys
 
 import torch
@@ -32,11 +31,7 @@ for shape in sys.argv[2:]:
         with torch.no_grad():
             eager(x, wc)
 
-    res = {k: [] for k in ("ours", "eager", "ours_nograd", "eager_nograd")}
-    for _ in range(7):
-        for k, f in (("ours", ours), ("eager", ref), ("ours_nograd", ours_nograd), ("eager_nograd", ref_nograd)):
-            res[k].append(host_us(f))
-    med = {k: statistics.median(v) for k, v in res.items()}
+    med = host_us({"ours": ours, "eager": ref, "ours_nograd": ours_nograd, "eager_nograd": ref_nograd})
     print(f"{shape}: host us per fwd+bwd ours {med['ours']:.0f} eager {med['eager']:.0f} "
           f"({med['ours'] / med['eager']:.2f}x); no_grad fwd ours {med['ours_nograd']:.0f} "
           f"eager {med['eager_nograd']:.0f}", flush=True)

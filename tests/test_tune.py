@@ -143,3 +143,22 @@ def test_dgrad_group_is_tuned_alone_and_written_back(tmp_path):
 def test_cli_tune_kernel_option_is_validated():
     result = CliRunner().invoke(main, ["tune", "generated/glu_silu_bf16_bn128_sm90.py", "--kernel", "nope"])
     assert result.exit_code == 2 and "--kernel" in result.output
+
+
+def test_only_narrows_the_grid_of_its_group():
+    spec = Spec.create(act="silu", arch="sm90")
+    only = tune_mod.parse_only(["bm=128", "num_stages=3,4", "dgrad_bk=64"])
+    assert only == {"bm": (128,), "num_stages": (3, 4), "dgrad_bk": (64,)}
+    cands = tune_mod.candidates(spec, "forward", only)
+    assert cands and {c["bm"] for c in cands} == {128} and {c["num_stages"] for c in cands} <= {3, 4}
+    assert len(cands) < len(tune_mod.candidates(spec, "forward"))
+    dgrad = tune_mod.candidates(spec, "dgrad", only)  # forward fields leave the dgrad grid alone
+    assert {c["dgrad_bk"] for c in dgrad} == {64} and {c["dgrad_bm"] for c in dgrad} == {64, 128}
+
+
+@pytest.mark.parametrize("bad", ["bm", "bq=1", "bm=big", "bm=128,x"])
+def test_only_rejects_what_it_cannot_use(bad):
+    with pytest.raises(tune_mod.BenchError, match="--only"):
+        tune_mod.parse_only([bad])
+    result = CliRunner().invoke(main, ["tune", "generated/glu_silu_bf16_bn128_sm90.py", "--only", bad])
+    assert result.exit_code == 2 and "--only" in result.output
