@@ -38,7 +38,7 @@ test-generated: $(STAMP)
 	$(BIN)/python -m pytest -q generated
 
 format: $(STAMP)
-	$(BIN)/black codegen tests
+	$(BIN)/black codegen tests scripts
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache

@@ -53,7 +53,9 @@ def parse_shape(text: str) -> tuple[int, ...]:
     except ValueError:
         shape = ()
     if len(shape) not in (3, 4):
-        raise BenchError(f"--shape takes M,K,N or, for grouped modules, T,K,N,E (integers), got {text!r}")
+        raise BenchError(
+            f"--shape takes M,K,N or, for grouped modules, T,K,N,E (integers), got {text!r}"
+        )
     if min(shape) <= 0:
         raise BenchError(f"--shape {text}: sizes must be positive")
     return shape
@@ -306,7 +308,11 @@ def _mlps(mod, gate_w, up_w, down_w, with_liger, do_compile):
     class Eager(torch.nn.Module):  # HF LlamaMLP
         def __init__(self):
             super().__init__()
-            self.gate_proj, self.up_proj, self.down_proj = linear(gate_w), linear(up_w), linear(down_w)
+            self.gate_proj, self.up_proj, self.down_proj = (
+                linear(gate_w),
+                linear(up_w),
+                linear(down_w),
+            )
 
         def forward(self, x):
             return self.down_proj(glu(self.up_proj(x), self.gate_proj(x)))
@@ -373,22 +379,76 @@ def table(results) -> str:
         ("shape", lambda r: "x".join(map(str, r["shape"]))),
         ("act", lambda r: r["activation"]),
         ("cuBLAS", lambda r: f"{r['cublas_ms']:.3f}"),
-        ("train fwd", lambda r: f"{r['ours_train_fwd_ms']:.3f} ({r['ours_train_fwd_ms'] / r['cublas_ms']:.3f}x)"),
-        ("infer fwd", lambda r: f"{r['ours_infer_fwd_ms']:.3f} ({r['ours_infer_fwd_ms'] / r['cublas_ms']:.3f}x)"),
-        ("fwd+bwd", lambda r: f"{r['ours_fwd_bwd_ms']:.3f} ({r['ours_fwd_bwd_ms'] / r['floor_ms']:.3f}x floor)"),
+        (
+            "train fwd",
+            lambda r: f"{r['ours_train_fwd_ms']:.3f} ({r['ours_train_fwd_ms'] / r['cublas_ms']:.3f}x)",
+        ),
+        (
+            "infer fwd",
+            lambda r: f"{r['ours_infer_fwd_ms']:.3f} ({r['ours_infer_fwd_ms'] / r['cublas_ms']:.3f}x)",
+        ),
+        (
+            "fwd+bwd",
+            lambda r: f"{r['ours_fwd_bwd_ms']:.3f} ({r['ours_fwd_bwd_ms'] / r['floor_ms']:.3f}x floor)",
+        ),
         ("eager", lambda r: f"{r['eager_fwd_bwd_ms']:.3f}"),
-        ("compile", lambda r: f"{r['compile_fwd_bwd_ms']:.3f}" if "compile_fwd_bwd_ms" in r else "-"),
+        (
+            "compile",
+            lambda r: f"{r['compile_fwd_bwd_ms']:.3f}" if "compile_fwd_bwd_ms" in r else "-",
+        ),
         ("liger", lambda r: f"{r['liger_fwd_bwd_ms']:.3f}" if "liger_fwd_bwd_ms" in r else "-"),
         ("bwd act/copy BW", lambda r: f"{r['bwd_act_gbps'] / r['copy_gbps']:.2f}"),
-        ("peak MiB ours/liger/eager", lambda r: f"{r['ours_peak_mib']:.0f}/{r.get('liger_peak_mib', float('nan')):.0f}/{r['eager_peak_mib']:.0f}"),
-        ("host us ours/liger/eager", lambda r: "/".join(_fmt(r.get(f"{k}_host_us"), 0) for k in ("ours", "liger", "eager"))),
-        ("MLP ms ours/compiled/liger/eager", lambda r: "/".join(_fmt(r.get(f"mlp_{k}_fwd_bwd_ms"), 3) for k in ("ours", "ours_compiled", "liger", "eager"))),
-        ("MLP host us ours/liger/eager", lambda r: "/".join(_fmt(r.get(f"mlp_{k}_host_us"), 0) for k in ("ours", "liger", "eager"))),
-        ("FusedMLP ms (x floor)", lambda r: f"{r['mlp_fused_fwd_bwd_ms']:.3f} ({r['mlp_fused_fwd_bwd_ms'] / r['mlp_floor_ms']:.3f}x)" if "mlp_fused_fwd_bwd_ms" in r else "-"),
-        ("FusedMLP compiled/host us", lambda r: f"{_fmt(r.get('mlp_fused_compiled_fwd_bwd_ms'), 3)}/{_fmt(r.get('mlp_fused_host_us'), 0)}"),
-        ("MLP kept MiB fused/liger/eager", lambda r: "/".join(_fmt(r.get(f"mlp_{k}_kept_mib"), 0) for k in ("fused", "liger", "eager"))),
-        ("MLP peak MiB fused/liger", lambda r: "/".join(_fmt(r.get(f"mlp_{k}_peak_mib"), 0) for k in ("fused", "liger"))),
-        ("dgrad/cuBLAS", lambda r: f"{r['mlp_dgrad_ms'] / r['mlp_dgrad_cublas_ms']:.3f}" if "mlp_dgrad_ms" in r else "-"),
+        (
+            "peak MiB ours/liger/eager",
+            lambda r: f"{r['ours_peak_mib']:.0f}/{r.get('liger_peak_mib', float('nan')):.0f}/{r['eager_peak_mib']:.0f}",
+        ),
+        (
+            "host us ours/liger/eager",
+            lambda r: "/".join(_fmt(r.get(f"{k}_host_us"), 0) for k in ("ours", "liger", "eager")),
+        ),
+        (
+            "MLP ms ours/compiled/liger/eager",
+            lambda r: "/".join(
+                _fmt(r.get(f"mlp_{k}_fwd_bwd_ms"), 3)
+                for k in ("ours", "ours_compiled", "liger", "eager")
+            ),
+        ),
+        (
+            "MLP host us ours/liger/eager",
+            lambda r: "/".join(
+                _fmt(r.get(f"mlp_{k}_host_us"), 0) for k in ("ours", "liger", "eager")
+            ),
+        ),
+        (
+            "FusedMLP ms (x floor)",
+            lambda r: (
+                f"{r['mlp_fused_fwd_bwd_ms']:.3f} ({r['mlp_fused_fwd_bwd_ms'] / r['mlp_floor_ms']:.3f}x)"
+                if "mlp_fused_fwd_bwd_ms" in r
+                else "-"
+            ),
+        ),
+        (
+            "FusedMLP compiled/host us",
+            lambda r: f"{_fmt(r.get('mlp_fused_compiled_fwd_bwd_ms'), 3)}/{_fmt(r.get('mlp_fused_host_us'), 0)}",
+        ),
+        (
+            "MLP kept MiB fused/liger/eager",
+            lambda r: "/".join(
+                _fmt(r.get(f"mlp_{k}_kept_mib"), 0) for k in ("fused", "liger", "eager")
+            ),
+        ),
+        (
+            "MLP peak MiB fused/liger",
+            lambda r: "/".join(_fmt(r.get(f"mlp_{k}_peak_mib"), 0) for k in ("fused", "liger")),
+        ),
+        (
+            "dgrad/cuBLAS",
+            lambda r: (
+                f"{r['mlp_dgrad_ms'] / r['mlp_dgrad_cublas_ms']:.3f}"
+                if "mlp_dgrad_ms" in r
+                else "-"
+            ),
+        ),
     ]
     return _format(cols, results)
 
@@ -409,18 +469,39 @@ def plot(results, path: Path) -> bool:
         import matplotlib.pyplot as plt
     except ImportError:
         return False
-    impls = [("ours_fwd_bwd_ms", "ours"), ("liger_fwd_bwd_ms", "Liger"), ("compile_fwd_bwd_ms", "torch.compile"),
-             ("eager_fwd_bwd_ms", "eager"), ("floor_ms", "3x cuBLAS floor")]
-    mems = [("ours_peak_mib", "ours"), ("liger_peak_mib", "Liger"), ("compile_peak_mib", "torch.compile"),
-            ("eager_peak_mib", "eager")]
+    impls = [
+        ("ours_fwd_bwd_ms", "ours"),
+        ("liger_fwd_bwd_ms", "Liger"),
+        ("compile_fwd_bwd_ms", "torch.compile"),
+        ("eager_fwd_bwd_ms", "eager"),
+        ("floor_ms", "3x cuBLAS floor"),
+    ]
+    mems = [
+        ("ours_peak_mib", "ours"),
+        ("liger_peak_mib", "Liger"),
+        ("compile_peak_mib", "torch.compile"),
+        ("eager_peak_mib", "eager"),
+    ]
     labels = [f"{r['activation']} " + "x".join(map(str, r["shape"])) for r in results]
     fig, axes = plt.subplots(1, 2, figsize=(14, 6))
-    for ax, series, unit in ((axes[0], impls, "fwd+bwd time / floor"), (axes[1], mems, "peak extra MiB")):
+    for ax, series, unit in (
+        (axes[0], impls, "fwd+bwd time / floor"),
+        (axes[1], mems, "peak extra MiB"),
+    ):
         width = 0.8 / len(series)
         for i, (key, name) in enumerate(series):
-            vals = [r.get(key, float("nan")) / (r["floor_ms"] if unit.startswith("fwd") else 1) for r in results]
+            vals = [
+                r.get(key, float("nan")) / (r["floor_ms"] if unit.startswith("fwd") else 1)
+                for r in results
+            ]
             ax.bar([j + i * width for j in range(len(results))], vals, width, label=name)
-        ax.set_xticks([j + 0.4 - width / 2 for j in range(len(results))], labels, fontsize=7, rotation=45, ha="right")
+        ax.set_xticks(
+            [j + 0.4 - width / 2 for j in range(len(results))],
+            labels,
+            fontsize=7,
+            rotation=45,
+            ha="right",
+        )
         ax.set_ylabel(unit)
         ax.legend(fontsize=7)
     fig.tight_layout()
@@ -450,7 +531,9 @@ def bench_grouped_shape(mod, shape, routing, rounds=3, log=print, device="cuda",
     packed_b = torch.stack([mod.pack_bias(b1[e], b3[e]) for e in range(E)]) if bias else None
     sizes = routing_sizes(T, E, routing)
     offs = torch.tensor(sizes, device=dev).cumsum(0).to(torch.int32)
-    expert_of_row = torch.repeat_interleave(torch.arange(E, device=dev), torch.tensor(sizes, device=dev))
+    expert_of_row = torch.repeat_interleave(
+        torch.arange(E, device=dev), torch.tensor(sizes, device=dev)
+    )
     x = torch.randn(T, K, device=dev, dtype=dt)
     dy = torch.randn(T, N, device=dev, dtype=dt)
     xg = x.clone().requires_grad_()
@@ -488,9 +571,17 @@ def bench_grouped_shape(mod, shape, routing, rounds=3, log=print, device="cuda",
         "ours_fwd_bwd_ms": (step(ours, [xg, wg, bg] if bias else [xg, wg]), None),
         "titan_fwd_bwd_ms": (step(titan, [xg, w1g, w3g, b1g, b3g]), None),
     }
-    log(f"  {shape} {routing}: grouped fwd+bwd (ours, torchtitan-style), {rounds} interleaved rounds")
-    res = {"shape": list(shape), "routing": routing, "activation": mod.ACTIVATION, "bias": bias,
-           "module": mod.SPEC["name"], **_interleaved(steps, t, rounds)}
+    log(
+        f"  {shape} {routing}: grouped fwd+bwd (ours, torchtitan-style), {rounds} interleaved rounds"
+    )
+    res = {
+        "shape": list(shape),
+        "routing": routing,
+        "activation": mod.ACTIVATION,
+        "bias": bias,
+        "module": mod.SPEC["name"],
+        **_interleaved(steps, t, rounds),
+    }
     res["floor_ms"] = 3 * res["gmm_ms"]
     if timer is None:  # on the GPU: the host's µs per step too (a CPU timer has no CUDA queue)
         fwd_bwd = {"ours": steps["ours_fwd_bwd_ms"][0], "titan": steps["titan_fwd_bwd_ms"][0]}
@@ -509,11 +600,20 @@ def grouped_table(results) -> str:
         ("T,K,N,E", lambda r: ",".join(map(str, r["shape"]))),
         ("routing", lambda r: r["routing"]),
         ("act", lambda r: r["activation"] + (" +bias" if r["bias"] else "")),
-        ("fwd+bwd (x floor)", lambda r: f"{r['ours_fwd_bwd_ms']:.3f} ({r['ours_fwd_bwd_ms'] / r['floor_ms']:.3f}x)"),
-        ("torchtitan", lambda r: f"{r['titan_fwd_bwd_ms']:.3f} ({r['titan_fwd_bwd_ms'] / r['ours_fwd_bwd_ms']:.2f}x ours)"),
+        (
+            "fwd+bwd (x floor)",
+            lambda r: f"{r['ours_fwd_bwd_ms']:.3f} ({r['ours_fwd_bwd_ms'] / r['floor_ms']:.3f}x)",
+        ),
+        (
+            "torchtitan",
+            lambda r: f"{r['titan_fwd_bwd_ms']:.3f} ({r['titan_fwd_bwd_ms'] / r['ours_fwd_bwd_ms']:.2f}x ours)",
+        ),
         ("fwd / gmm", lambda r: f"{r['ours_fwd_ms']:.3f} ({r['ours_fwd_ms'] / r['gmm_ms']:.3f}x)"),
         ("kept MiB ours/titan", lambda r: f"{r['ours_kept_mib']:.0f}/{r['titan_kept_mib']:.0f}"),
-        ("host us ours/titan", lambda r: "/".join(_fmt(r.get(f"{k}_host_us"), 0) for k in ("ours", "titan"))),
+        (
+            "host us ours/titan",
+            lambda r: "/".join(_fmt(r.get(f"{k}_host_us"), 0) for k in ("ours", "titan")),
+        ),
         ("err vs titan", lambda r: f"{r['rel_err_vs_titan']:.4f}"),
     ]
     return _format(cols, results)
@@ -527,12 +627,20 @@ def run(modules, shapes, out_dir: Path, do_compile=True, log=print):
         raise BenchError(f"the bench needs torch and triton installed ({e})") from None
 
     if not torch.cuda.is_available():
-        raise BenchError("the bench needs a CUDA GPU; none is visible (torch.cuda.is_available() is False)")
+        raise BenchError(
+            "the bench needs a CUDA GPU; none is visible (torch.cuda.is_available() is False)"
+        )
     mods = [load_module(p) for p in modules]
     grouped_shapes = [s for s in shapes if len(s) == 4]
     if grouped_shapes and not any(hasattr(m, "grouped_glu") for m in mods):
-        raise BenchError("--shape T,K,N,E is for grouped modules (generated with --grouped); none was given")
-    meta = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "triton": triton.__version__}
+        raise BenchError(
+            "--shape T,K,N,E is for grouped modules (generated with --grouped); none was given"
+        )
+    meta = {
+        "gpu": torch.cuda.get_device_name(),
+        "torch": torch.__version__,
+        "triton": triton.__version__,
+    }
     out_dir.mkdir(parents=True, exist_ok=True)
     results, grouped = [], []
 
@@ -564,10 +672,18 @@ def run(modules, shapes, out_dir: Path, do_compile=True, log=print):
 def run_cli(modules, shapes, out_dir: Path, do_compile=True) -> None:
     """`swiglu-gen bench`: raises BenchError for what the user must fix (exit 2)."""
     if not shapes:  # the dense defaults, and the MoE shapes when a grouped module is benched
-        grouped = any(Path(m).is_file() and "def grouped_glu" in Path(m).read_text(errors="replace") for m in modules)
+        grouped = any(
+            Path(m).is_file() and "def grouped_glu" in Path(m).read_text(errors="replace")
+            for m in modules
+        )
         shapes = DEFAULT_SHAPES + (DEFAULT_GROUPED_SHAPES if grouped else [])
-    meta, results, grouped = run(modules, shapes, Path(out_dir), do_compile,
-                                 log=lambda s: print(s, file=sys.stderr, flush=True))
+    meta, results, grouped = run(
+        modules,
+        shapes,
+        Path(out_dir),
+        do_compile,
+        log=lambda s: print(s, file=sys.stderr, flush=True),
+    )
     print(f"{meta['gpu']}, torch {meta['torch']}, triton {meta['triton']}")
     if results:
         print(table(results))

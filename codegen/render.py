@@ -94,8 +94,12 @@ def context(spec: Spec) -> dict:
         "hf_act": act.hf_act,
         # the GLU in words: up(x) * act(gate(x)), or the entry's description when it also
         # transforms up (gpt-oss clamps it)
-        "formula": f"up(x) * {spec.act.value}(gate(x))" if act.torch_ref is None else act.description,
-        "formula_lg": f"left * {spec.act.value}(gate)" if act.torch_ref is None else act.description,
+        "formula": (
+            f"up(x) * {spec.act.value}(gate(x))" if act.torch_ref is None else act.description
+        ),
+        "formula_lg": (
+            f"left * {spec.act.value}(gate)" if act.torch_ref is None else act.description
+        ),
         "torch_dtype": spec.dtype.torch_name,
         "tl_dtype": {"bf16": "tl.bfloat16", "fp16": "tl.float16"}[spec.dtype.value],
         "dtype": spec.dtype.value,
@@ -146,7 +150,9 @@ def render(spec: Spec, out_dir: str | None = None) -> dict[str, str]:
 def _render_cached(spec: Spec) -> tuple[tuple[str, str], ...]:
     # black dominates the cost; a spec's text depends only on (spec, templates).
     ctx = context(spec)
-    return tuple({
-        module_filename(spec): _render(MODULE_TEMPLATE, ctx),
-        test_filename(spec): _render(TEST_TEMPLATE, ctx),
-    }.items())
+    return tuple(
+        {
+            module_filename(spec): _render(MODULE_TEMPLATE, ctx),
+            test_filename(spec): _render(TEST_TEMPLATE, ctx),
+        }.items()
+    )

@@ -113,6 +113,7 @@ def dgrad_defaults(arch: "Arch", bn: int) -> dict[str, int]:
     bm, dbn, bk, warps, stages = ARCHS[arch].dgrad
     return dict(zip(DGRAD, (bm, min(dbn, bn) if isinstance(bn, int) else dbn, bk, warps, stages)))
 
+
 TMA_BOX_MAX = 256  # a TMA box is at most 256 elements along each dimension
 MAX_ACC_REGS_PER_THREAD = 128  # fp32 accumulator registers per thread we accept
 POW2_RANGES = {k: (16, 256) for k in ("bn", "bm", "bk", "dgrad_bm", "dgrad_bn", "dgrad_bk")}
@@ -125,7 +126,16 @@ _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 # A module name must not shadow what the module (or its test) imports, nor a standard module:
 # the generated file sits in a folder that is on sys.path when it runs.
 _SHADOWED = frozenset(sys.stdlib_module_names) | {
-    "torch", "triton", "numpy", "pytest", "jinja2", "click", "black", "hypothesis", "codegen", "conftest",
+    "torch",
+    "triton",
+    "numpy",
+    "pytest",
+    "jinja2",
+    "click",
+    "black",
+    "hypothesis",
+    "codegen",
+    "conftest",
 }
 PARAMS = ("alpha", "limit")  # spec fields that are activation parameters
 NAME_MAX = 200  # file names test_<name>.py and their temp files stay below 255 bytes
@@ -133,13 +143,20 @@ NAME_MAX = 200  # file names test_<name>.py and their temp files stay below 255 
 
 def _validate_name(name) -> None:
     if not isinstance(name, str) or not _NAME.fullmatch(name) or not name.isascii():
-        raise SpecError("--name", f"{name!r} must be a Python identifier (ASCII letters, digits, _)")
+        raise SpecError(
+            "--name", f"{name!r} must be a Python identifier (ASCII letters, digits, _)"
+        )
     if name.startswith("test_") or (name.startswith("__") and name.endswith("__")):
         raise SpecError("--name", f"{name!r} must not start with test_ or be a dunder name")
     if keyword.iskeyword(name) or keyword.issoftkeyword(name) or name in dir(builtins):
-        raise SpecError("--name", f"{name!r} is a Python keyword or builtin; the module could not be imported as it")
+        raise SpecError(
+            "--name",
+            f"{name!r} is a Python keyword or builtin; the module could not be imported as it",
+        )
     if name in _SHADOWED:
-        raise SpecError("--name", f"{name!r} would shadow the module {name!r} that Python code imports")
+        raise SpecError(
+            "--name", f"{name!r} would shadow the module {name!r} that Python code imports"
+        )
     if len(name) > NAME_MAX:
         raise SpecError("--name", f"{len(name)} characters is too long (at most {NAME_MAX})")
 
@@ -202,12 +219,22 @@ class Spec:
             value = getattr(spec, key)
             if key not in params:
                 if value is not None:
-                    takes = ", ".join(a.value for a, e in ACTIVATIONS.items() if key in e.defaults())
-                    raise SpecError(f"--{key}", f"--act {spec.act.value} has no parameter {key} (used by: {takes})")
+                    takes = ", ".join(
+                        a.value for a, e in ACTIVATIONS.items() if key in e.defaults()
+                    )
+                    raise SpecError(
+                        f"--{key}",
+                        f"--act {spec.act.value} has no parameter {key} (used by: {takes})",
+                    )
                 continue
             if value is None:
                 value = params[key]
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, (int, float))
+                or not math.isfinite(value)
+                or value <= 0
+            ):
                 raise SpecError(f"--{key}", f"{value!r} must be a positive finite number")
             spec = replace(spec, **{key: float(value)})
         info = ARCHS[spec.arch]
@@ -219,7 +246,9 @@ class Spec:
             "group_m": info.group_m,
         }
         filled.update(dgrad_defaults(spec.arch, spec.bn))
-        filled = {k: getattr(spec, k) if getattr(spec, k) is not None else v for k, v in filled.items()}
+        filled = {
+            k: getattr(spec, k) if getattr(spec, k) is not None else v for k, v in filled.items()
+        }
         spec = cls(**{**asdict(spec), **filled})
         spec.validate()
         return spec
@@ -336,18 +365,28 @@ class Spec:
         for key, (lo, hi) in POW2_RANGES.items():
             v = getattr(self, key)
             if not isinstance(v, int) or v < lo or v > hi or v & (v - 1):
-                raise SpecError(f"--{key.replace('_', '-')}", f"{v!r} must be a power of two in {lo}..{hi}")
+                raise SpecError(
+                    f"--{key.replace('_', '-')}", f"{v!r} must be a power of two in {lo}..{hi}"
+                )
         if self.bn % self.dgrad_bn != 0:
             raise SpecError(
                 "--dgrad-bn",
                 f"{self.dgrad_bn} must divide --bn {self.bn}: a dgrad tile reads one chunk's [up | gate] columns",
             )
         if self.dgrad_warps not in NUM_WARPS:
-            raise SpecError("--dgrad-warps", f"{self.dgrad_warps!r} must be one of {', '.join(map(str, NUM_WARPS))}")
+            raise SpecError(
+                "--dgrad-warps",
+                f"{self.dgrad_warps!r} must be one of {', '.join(map(str, NUM_WARPS))}",
+            )
         if not NUM_STAGES[0] <= self.dgrad_stages <= NUM_STAGES[1]:
-            raise SpecError("--dgrad-stages", f"{self.dgrad_stages!r} must be in {NUM_STAGES[0]}..{NUM_STAGES[1]}")
+            raise SpecError(
+                "--dgrad-stages",
+                f"{self.dgrad_stages!r} must be in {NUM_STAGES[0]}..{NUM_STAGES[1]}",
+            )
         if self.num_warps not in NUM_WARPS:
-            raise SpecError("--num-warps", f"{self.num_warps!r} must be one of {', '.join(map(str, NUM_WARPS))}")
+            raise SpecError(
+                "--num-warps", f"{self.num_warps!r} must be one of {', '.join(map(str, NUM_WARPS))}"
+            )
         lo, hi = NUM_STAGES
         if not lo <= self.num_stages <= hi:
             raise SpecError("--num-stages", f"{self.num_stages!r} must be in {lo}..{hi}")

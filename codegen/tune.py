@@ -24,17 +24,35 @@ from .spec import Spec, SpecError
 from .variants import load_variants
 
 TILING = ("bm", "bk", "num_warps", "num_stages", "group_m")
-CONSTANTS = {"bm": "BLOCK_M", "bk": "BLOCK_K", "num_warps": "NUM_WARPS", "num_stages": "NUM_STAGES", "group_m": "GROUP_M"}
-GRID = {"bm": (64, 128), "bk": (32, 64, 128), "num_warps": (4, 8), "num_stages": (2, 3, 4), "group_m": (4, 8, 16, 32)}
+CONSTANTS = {
+    "bm": "BLOCK_M",
+    "bk": "BLOCK_K",
+    "num_warps": "NUM_WARPS",
+    "num_stages": "NUM_STAGES",
+    "group_m": "GROUP_M",
+}
+GRID = {
+    "bm": (64, 128),
+    "bk": (32, 64, 128),
+    "num_warps": (4, 8),
+    "num_stages": (2, 3, 4),
+    "group_m": (4, 8, 16, 32),
+}
 # the MLP backward's dgrad GEMM (dgrad_bn must also divide the variant's bn: checked by Spec)
 DGRAD_TILING = ("dgrad_bm", "dgrad_bn", "dgrad_bk", "dgrad_warps", "dgrad_stages")
 DGRAD_CONSTANTS = {
-    "dgrad_bm": "DG_BLOCK_M", "dgrad_bn": "DG_BLOCK_N", "dgrad_bk": "DG_BLOCK_K",
-    "dgrad_warps": "DG_NUM_WARPS", "dgrad_stages": "DG_NUM_STAGES",
+    "dgrad_bm": "DG_BLOCK_M",
+    "dgrad_bn": "DG_BLOCK_N",
+    "dgrad_bk": "DG_BLOCK_K",
+    "dgrad_warps": "DG_NUM_WARPS",
+    "dgrad_stages": "DG_NUM_STAGES",
 }
 DGRAD_GRID = {
-    "dgrad_bm": (64, 128), "dgrad_bn": (64, 128), "dgrad_bk": (32, 64),
-    "dgrad_warps": (4, 8), "dgrad_stages": (3, 4, 5),
+    "dgrad_bm": (64, 128),
+    "dgrad_bn": (64, 128),
+    "dgrad_bk": (32, 64),
+    "dgrad_warps": (4, 8),
+    "dgrad_stages": (3, 4, 5),
 }
 GROUPS = {  # group -> (fields, module constants, grid)
     "forward": (TILING, CONSTANTS, GRID),
@@ -78,7 +96,9 @@ def parse_only(items) -> dict:
         field, sep, values = item.partition("=")
         field = field.strip()
         if not sep or field not in known:
-            raise BenchError(f"--only {item!r}: expected FIELD=V1,V2 with FIELD one of {', '.join(sorted(known))}")
+            raise BenchError(
+                f"--only {item!r}: expected FIELD=V1,V2 with FIELD one of {', '.join(sorted(known))}"
+            )
         try:
             only[field] = tuple(int(v) for v in values.split(","))
         except ValueError:
@@ -86,7 +106,9 @@ def parse_only(items) -> dict:
     return only
 
 
-def tune(module, shapes, timer, check=None, log=print, rounds=3, group="forward", only=None) -> tuple[dict, dict, list]:
+def tune(
+    module, shapes, timer, check=None, log=print, rounds=3, group="forward", only=None
+) -> tuple[dict, dict, list]:
     """Returns (baseline tiling, best tiling, rows) of ``group`` ("forward" or "dgrad").
     ``timer(module, shape) -> ms`` times the group's kernel with the module's current constants;
     ``check(module) -> bool`` validates.
@@ -171,7 +193,12 @@ def _gpu_timer(module, shape):
         w = (torch.randn(2 * N, K, device="cuda") / K**0.5).to(module.DTYPE)
         cache[key] = (x, w)
     x, w = cache[key]
-    return do_bench(lambda: module.glu_forward(x, w, save_factors=True), warmup=25, rep=100, return_mode="median")
+    return do_bench(
+        lambda: module.glu_forward(x, w, save_factors=True),
+        warmup=25,
+        rep=100,
+        return_mode="median",
+    )
 
 
 def _gpu_dgrad_timer(module, shape):
@@ -216,8 +243,15 @@ def _gpu_check(module):
     return ((out.float() - ref).norm() / ref.norm()).item() < 1e-2
 
 
-def run_cli(module_path: Path, shapes, variants_path: Path, write: bool, min_gain: float,
-            groups=("forward", "dgrad"), only=()) -> None:
+def run_cli(
+    module_path: Path,
+    shapes,
+    variants_path: Path,
+    write: bool,
+    min_gain: float,
+    groups=("forward", "dgrad"),
+    only=(),
+) -> None:
     """`swiglu-gen tune`: raises BenchError (or the variants file's GenError) for what the user
     must fix."""
     log = lambda s: print(s, file=sys.stderr, flush=True)  # noqa: E731
@@ -230,7 +264,9 @@ def run_cli(module_path: Path, shapes, variants_path: Path, write: bool, min_gai
     except ImportError as e:
         raise BenchError(f"tune needs torch and triton installed ({e})") from None
     if not torch.cuda.is_available():
-        raise BenchError("tune needs a CUDA GPU; none is visible (torch.cuda.is_available() is False)")
+        raise BenchError(
+            "tune needs a CUDA GPU; none is visible (torch.cuda.is_available() is False)"
+        )
     module = load_module(module_path)
     winners = {}
     timers = {"forward": (_gpu_timer, _gpu_check), "dgrad": (_gpu_dgrad_timer, _gpu_dgrad_check)}
@@ -242,13 +278,19 @@ def run_cli(module_path: Path, shapes, variants_path: Path, write: bool, min_gai
         timer, check = timers[group]
         baseline, best, rows = tune(module, shapes, timer, check, log=log, group=group, only=only)
         gain = 1 - rows[0]["score"] if rows else 0.0
-        print(f"{group}: current tiling {baseline}; best {best} ({rows[0]['score']:.3f}x)" if rows else f"{group}: no candidate ran")
+        print(
+            f"{group}: current tiling {baseline}; best {best} ({rows[0]['score']:.3f}x)"
+            if rows
+            else f"{group}: no candidate ran"
+        )
         if rows and best != baseline and gain >= min_gain:
             winners.update(best)
         else:
             print(f"{group}: the best tiling is not {min_gain:.0%} faster than the current one")
     if write and winners:
         write_back(variants_path, module.SPEC["name"], winners)
-        print(f"wrote {winners} for {module.SPEC['name']} into {variants_path}; now run: make generate")
+        print(
+            f"wrote {winners} for {module.SPEC['name']} into {variants_path}; now run: make generate"
+        )
     elif write:
         print("nothing written")

@@ -1,4 +1,5 @@
 """fwd+bwd time and peak memory with the factors split in two freed halves vs one buffer (GPU)."""
+
 import sys
 
 import torch

@@ -1,6 +1,7 @@
 """dgrad GEMM experiments (GPU): B operand N-major (W_down [D, N] as is) vs K-major (W_down^T
 contiguous [N, D]), tile widths 128 / 256, pipeline depth, with and without the GLU epilogue.
 Usage: python scripts/dgrad_sweep2.py MODULE"""
+
 import sys
 
 import torch
@@ -16,9 +17,23 @@ mod = load_module(sys.argv[1])
 
 
 @triton.jit
-def _exp(dy_desc, wd_desc, h_desc, y_desc, M, N, D, CHUNK: tl.constexpr, BLOCK_M: tl.constexpr,
-         BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr, NUM_SMS: tl.constexpr,
-         KMAJOR: tl.constexpr, EPILOGUE: tl.constexpr):
+def _exp(
+    dy_desc,
+    wd_desc,
+    h_desc,
+    y_desc,
+    M,
+    N,
+    D,
+    CHUNK: tl.constexpr,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    BLOCK_K: tl.constexpr,
+    GROUP_M: tl.constexpr,
+    NUM_SMS: tl.constexpr,
+    KMAJOR: tl.constexpr,
+    EPILOGUE: tl.constexpr,
+):
     num_pid_m = tl.cdiv(M, BLOCK_M)
     num_pid_n = N // BLOCK_N
     k_tiles = tl.cdiv(D, BLOCK_K)
@@ -48,12 +63,22 @@ def _exp(dy_desc, wd_desc, h_desc, y_desc, M, N, D, CHUNK: tl.constexpr, BLOCK_M
 
 num_sms = torch.cuda.get_device_properties(0).multi_processor_count
 RUNS = [  # (bm, bn, bk, warps, stages, group_m, kmajor, epilogue)
-    (128, 128, 64, 8, 4, 8, 0, 0), (128, 128, 64, 8, 5, 8, 0, 0), (128, 128, 64, 8, 5, 16, 0, 0),
-    (128, 256, 64, 8, 3, 8, 0, 0), (128, 256, 64, 8, 4, 8, 0, 0),
-    (128, 128, 64, 8, 4, 8, 1, 0), (128, 128, 64, 8, 5, 8, 1, 0),
-    (128, 256, 64, 8, 3, 8, 1, 0), (128, 256, 64, 8, 4, 8, 1, 0), (128, 256, 64, 8, 4, 16, 1, 0),
-    (128, 128, 64, 8, 5, 8, 0, 1), (128, 128, 64, 8, 6, 8, 0, 1), (128, 128, 64, 8, 5, 16, 0, 1),
-    (128, 128, 64, 8, 4, 8, 1, 1), (128, 128, 64, 8, 5, 8, 1, 1), (128, 128, 64, 8, 5, 16, 1, 1),
+    (128, 128, 64, 8, 4, 8, 0, 0),
+    (128, 128, 64, 8, 5, 8, 0, 0),
+    (128, 128, 64, 8, 5, 16, 0, 0),
+    (128, 256, 64, 8, 3, 8, 0, 0),
+    (128, 256, 64, 8, 4, 8, 0, 0),
+    (128, 128, 64, 8, 4, 8, 1, 0),
+    (128, 128, 64, 8, 5, 8, 1, 0),
+    (128, 256, 64, 8, 3, 8, 1, 0),
+    (128, 256, 64, 8, 4, 8, 1, 0),
+    (128, 256, 64, 8, 4, 16, 1, 0),
+    (128, 128, 64, 8, 5, 8, 0, 1),
+    (128, 128, 64, 8, 6, 8, 0, 1),
+    (128, 128, 64, 8, 5, 16, 0, 1),
+    (128, 128, 64, 8, 4, 8, 1, 1),
+    (128, 128, 64, 8, 5, 8, 1, 1),
+    (128, 128, 64, 8, 5, 16, 1, 1),
 ]
 for M, D, N in [(11136, 3584, 14336), (4096, 2048, 5632), (8192, 4096, 14336)]:
     dy = torch.randn(M, D, device="cuda", dtype=mod.DTYPE)
@@ -67,13 +92,46 @@ for M, D, N in [(11136, 3584, 14336), (4096, 2048, 5632), (8192, 4096, 14336)]:
     for bm, bn, bk, w, s, g, kmajor, epi in RUNS:
         if epi and bn > mod.CHUNK:
             continue
-        b = TensorDescriptor.from_tensor(wdt, [bn, bk]) if kmajor else TensorDescriptor.from_tensor(wd, [bk, bn])
-        descs = (TensorDescriptor.from_tensor(dy, [bm, bk]), b,
-                 TensorDescriptor.from_tensor(h, [bm, min(bn, mod.CHUNK)]), TensorDescriptor.from_tensor(y, [bm, bn]))
+        b = (
+            TensorDescriptor.from_tensor(wdt, [bn, bk])
+            if kmajor
+            else TensorDescriptor.from_tensor(wd, [bk, bn])
+        )
+        descs = (
+            TensorDescriptor.from_tensor(dy, [bm, bk]),
+            b,
+            TensorDescriptor.from_tensor(h, [bm, min(bn, mod.CHUNK)]),
+            TensorDescriptor.from_tensor(y, [bm, bn]),
+        )
         grid = (min(num_sms, triton.cdiv(M, bm) * (N // bn)),)
         try:
-            ms = do_bench(lambda: _exp[grid](*descs, M, N, D, mod.CHUNK, bm, bn, bk, g, num_sms, kmajor, epi,
-                                            num_warps=w, num_stages=s), warmup=25, rep=100, return_mode="median")
-            print(f"  {(bm, bn, bk, w, s, g)} kmajor={kmajor} epilogue={epi}: {ms:.3f} = {ms / ref:.3f}x", flush=True)
+            ms = do_bench(
+                lambda: _exp[grid](
+                    *descs,
+                    M,
+                    N,
+                    D,
+                    mod.CHUNK,
+                    bm,
+                    bn,
+                    bk,
+                    g,
+                    num_sms,
+                    kmajor,
+                    epi,
+                    num_warps=w,
+                    num_stages=s,
+                ),
+                warmup=25,
+                rep=100,
+                return_mode="median",
+            )
+            print(
+                f"  {(bm, bn, bk, w, s, g)} kmajor={kmajor} epilogue={epi}: {ms:.3f} = {ms / ref:.3f}x",
+                flush=True,
+            )
         except Exception as e:  # noqa: BLE001
-            print(f"  {(bm, bn, bk, w, s, g)} {kmajor}{epi}: {type(e).__name__}: {str(e)[:100]}", flush=True)
+            print(
+                f"  {(bm, bn, bk, w, s, g)} {kmajor}{epi}: {type(e).__name__}: {str(e)[:100]}",
+                flush=True,
+            )

@@ -52,12 +52,22 @@ def main():
         cublas = med["cublas"]
         for mod in ok:
             train, infer = med[(mod, "train")], med[(mod, "infer")]
-            row = dict(shape=(M, K, N), module=os.path.basename(mod.__file__), err=errs[mod], cublas=cublas,
-                       train=train, infer=infer, train_samples=samples[(mod, "train")])
+            row = dict(
+                shape=(M, K, N),
+                module=os.path.basename(mod.__file__),
+                err=errs[mod],
+                cublas=cublas,
+                train=train,
+                infer=infer,
+                train_samples=samples[(mod, "train")],
+            )
             rows.append(row)
-            print(f"{M}x{K}x{N} {row['module']:<28} err {row['err']:.4f} cuBLAS {cublas:.3f} "
-                  f"train {train:.3f} ({train / cublas:.3f}x) infer {infer:.3f} ({infer / cublas:.3f}x) "
-                  f"spread {min(samples[(mod, 'train')]):.3f}-{max(samples[(mod, 'train')]):.3f}", flush=True)
+            print(
+                f"{M}x{K}x{N} {row['module']:<28} err {row['err']:.4f} cuBLAS {cublas:.3f} "
+                f"train {train:.3f} ({train / cublas:.3f}x) infer {infer:.3f} ({infer / cublas:.3f}x) "
+                f"spread {min(samples[(mod, 'train')]):.3f}-{max(samples[(mod, 'train')]):.3f}",
+                flush=True,
+            )
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=1)

@@ -1,4 +1,5 @@
 """A/B of the host cost of one training step (CPU us to issue it) under switches of the module."""
+
 import sys
 
 import torch
@@ -35,6 +36,9 @@ for name, patch in variants.items():
     for k, v in patch.items():
         setattr(mod, k, v)
     for n in (5, 20):
-        print(f"{name:28s} steps={n:2d}: step {host_us(step, n=n):7.1f} us   no_grad fwd {host_us(fwd_only, n=n):6.1f} us", flush=True)
+        print(
+            f"{name:28s} steps={n:2d}: step {host_us(step, n=n):7.1f} us   no_grad fwd {host_us(fwd_only, n=n):6.1f} us",
+            flush=True,
+        )
     for k, v in saved.items():
         setattr(mod, k, v)

@@ -54,7 +54,9 @@ def main():
     wd = (torch.randn(K, N, device=dev) / N**0.5).to(dt).requires_grad_()
     dy = torch.randn(M, N, device=dev, dtype=dt)
     dz = torch.randn(M, K, device=dev, dtype=dt)
-    print(f"{torch.cuda.get_device_name()} torch {torch.__version__} module {mod.SPEC['name']} {M}x{K}x{N}")
+    print(
+        f"{torch.cuda.get_device_name()} torch {torch.__version__} module {mod.SPEC['name']} {M}x{K}x{N}"
+    )
     rows = {}
 
     def row(name, fn):
@@ -68,10 +70,15 @@ def main():
     row("torch.empty", lambda: torch.empty((M, N), device=dev, dtype=dt))
     row("torch.mm", lambda: torch.mm(fac, wdet))
     row("x.stride(0); x.data_ptr()", lambda: (xd.stride(0), xd.data_ptr()))
-    row("trivial autograd.Function fwd+bwd", lambda: _Noop.apply(x).backward(dy[:, :1].expand(M, K)))
+    row(
+        "trivial autograd.Function fwd+bwd", lambda: _Noop.apply(x).backward(dy[:, :1].expand(M, K))
+    )
     if hasattr(mod, "_descriptor"):
         row("_descriptor", lambda: mod._descriptor(xd, [mod.BLOCK_M, mod.BLOCK_K]))
-        row("TensorDescriptor.from_tensor", lambda: mod.TensorDescriptor.from_tensor(xd, [mod.BLOCK_M, mod.BLOCK_K]))
+        row(
+            "TensorDescriptor.from_tensor",
+            lambda: mod.TensorDescriptor.from_tensor(xd, [mod.BLOCK_M, mod.BLOCK_K]),
+        )
     fwd = lambda: mod._launch_forward(xd, wdet, None, out, fac, fac, N, mod.WRITE_FACTORS)
     row("_launch_forward (TMA)", fwd)
     bwd = lambda: mod._launch_backward(dy, fac, fac, N)

@@ -3,6 +3,7 @@ the autograd engine's own cost, on the GPU host at a tiny shape (the GPU never l
 
     PYTHONPATH=. python scripts/host_pieces.py generated/glu_silu_bf16_bn128_sm90.py [M K N]
 """
+
 import sys
 
 import torch
@@ -29,7 +30,10 @@ def main():
     row("x * 2 (C++ op, no grad)", lambda: xd * 2)
     row("(xg * 2).backward(dz): C++ autograd, one node", lambda: (xg * 2).backward(dz))
     row("_Noop.apply(xg).backward(dz): Python Function", lambda: _Noop.apply(xg).backward(dz))
-    row("torch.empty((M, 2N)) + _free", lambda: mod._free(torch.empty((M, 2 * N), device=dev, dtype=dt), True))
+    row(
+        "torch.empty((M, 2N)) + _free",
+        lambda: mod._free(torch.empty((M, 2 * N), device=dev, dtype=dt), True),
+    )
     out = torch.empty((M, K), device=dev, dtype=dt)
     y = torch.empty((M, N), device=dev, dtype=dt)
     row("torch.mm(y, wd.t(), out=out)", lambda: torch.mm(y, wd.t(), out=out))
@@ -43,8 +47,14 @@ def main():
     y2 = torch.empty((M, N), device=dev, dtype=dt)
     row("_launch_dgrad", lambda: mod._launch_dgrad(dz, wd, h, y2))
     row("_check_mlp_inputs", lambda: mod._check_mlp_inputs(xd, w, wd))
-    row("torch.is_autocast_enabled + is_compiling + transforms", lambda: (
-        torch.is_autocast_enabled("cuda"), torch.compiler.is_compiling(), mod._transforms_active()))
+    row(
+        "torch.is_autocast_enabled + is_compiling + transforms",
+        lambda: (
+            torch.is_autocast_enabled("cuda"),
+            torch.compiler.is_compiling(),
+            mod._transforms_active(),
+        ),
+    )
     wg = w.clone().requires_grad_()
     wdg = wd.clone().requires_grad_()
     row("mlp training forward only", lambda: mod.mlp(xg, wg, wdg))

@@ -37,8 +37,10 @@ def main():
     x = torch.randn(M, K, device=dev, dtype=dt)
     w = (torch.randn(2 * N, K, device=dev) / K**0.5).to(dt)
     dy = torch.randn(M, N, device=dev, dtype=dt)
-    print(f"{torch.cuda.get_device_name()} torch {torch.__version__} triton {triton.__version__}"
-          f" module {mod.SPEC['name']} shape {M}x{K}x{N}")
+    print(
+        f"{torch.cuda.get_device_name()} torch {torch.__version__} triton {triton.__version__}"
+        f" module {mod.SPEC['name']} shape {M}x{K}x{N}"
+    )
     rows = {}
 
     def row(name, fn):
@@ -49,7 +51,10 @@ def main():
     row("F.linear (cuBLAS)", lambda: torch.nn.functional.linear(x, w))
     out = torch.empty((M, N), device=dev, dtype=dt)
     fac = torch.empty((M, 2 * N), device=dev, dtype=dt)
-    row("glu_forward(save_factors, out, factors)", lambda: mod.glu_forward(x, w, save_factors=True, out=out, factors=fac))
+    row(
+        "glu_forward(save_factors, out, factors)",
+        lambda: mod.glu_forward(x, w, save_factors=True, out=out, factors=fac),
+    )
     row("glu_forward(no factors)", lambda: mod.glu_forward(x, w))
     row("glu_backward_factors_", lambda: mod.glu_backward_factors_(dy, fac))
 
@@ -86,8 +91,12 @@ def main():
 
     row("eager fwd+bwd step (silu)", eager_step)
     with torch.no_grad():
-        row("eager forward under no_grad", lambda: (lambda lg: lg[0] * torch.nn.functional.silu(lg[1]))(
-            torch.nn.functional.linear(x, w).chunk(2, dim=-1)))
+        row(
+            "eager forward under no_grad",
+            lambda: (lambda lg: lg[0] * torch.nn.functional.silu(lg[1]))(
+                torch.nn.functional.linear(x, w).chunk(2, dim=-1)
+            ),
+        )
 
 
 if __name__ == "__main__":

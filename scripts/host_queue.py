@@ -1,5 +1,6 @@
 """Is a tiny MLP step host-bound or GPU-bound?  GPU time (CUDA graph replay, do_bench) of each
 launch and of the step, beside host µs per step measured with rounds of 20 and of 300 steps."""
+
 import sys
 
 import torch
@@ -29,9 +30,15 @@ def main():
             fn()
         print(f"GPU {name:44s} {do_bench(g.replay, warmup=20, rep=200) * 1e3:8.1f} us", flush=True)
 
-    gpu("glu forward kernel (factors)", lambda: mod._launch_forward(xd, w, None, y, h, h, N, mod.WRITE_FACTORS))
+    gpu(
+        "glu forward kernel (factors)",
+        lambda: mod._launch_forward(xd, w, None, y, h, h, N, mod.WRITE_FACTORS),
+    )
     gpu("glu backward kernel", lambda: mod._launch_backward(dy, h, h, N))
-    gpu("mlp forward kernel (preact)", lambda: mod._launch_forward(xd, w, None, y, h, h, N, mod.WRITE_PREACT))
+    gpu(
+        "mlp forward kernel (preact)",
+        lambda: mod._launch_forward(xd, w, None, y, h, h, N, mod.WRITE_PREACT),
+    )
     gpu("dgrad kernel", lambda: mod._launch_dgrad(dz, wd, h, y))
     gpu("torch.mm y @ wd.t()", lambda: torch.mm(y, wd.t()))
     xg = xd.clone().requires_grad_()
@@ -72,7 +79,10 @@ def main():
         torch.cuda.synchronize()
         f.sort()
         b.sort()
-        print(f"{name:24s} forward {f[150] * 1e6:7.1f} us, backward {b[150] * 1e6:7.1f} us (medians)", flush=True)
+        print(
+            f"{name:24s} forward {f[150] * 1e6:7.1f} us, backward {b[150] * 1e6:7.1f} us (medians)",
+            flush=True,
+        )
 
     for _ in range(2):
         split("mlp ours", lambda: mod.mlp(xg, wg, wdg), dz, (xg, wg, wdg))
@@ -84,8 +94,11 @@ def main():
     split("mlp ours, no _free", lambda: mod.mlp(xg, wg, wdg), dz, (xg, wg, wdg))
     mod._free = free
     for name, fn in (("mlp step", mlp_step), ("glu step", glu_step)):
-        print(f"{name}: do_bench {do_bench(fn, warmup=20, rep=200) * 1e3:.1f} us; host us, rounds "
-              f"of 20: {host_us(fn, n=20, rounds=15):.1f}, of 300: {host_us(fn, n=300, rounds=5):.1f}", flush=True)
+        print(
+            f"{name}: do_bench {do_bench(fn, warmup=20, rep=200) * 1e3:.1f} us; host us, rounds "
+            f"of 20: {host_us(fn, n=20, rounds=15):.1f}, of 300: {host_us(fn, n=300, rounds=5):.1f}",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

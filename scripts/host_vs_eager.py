@@ -1,5 +1,6 @@
 """Host us per training step, ours vs eager, in interleaved rounds (medians): the GLU issue's
 "host cost below eager's" check at the shapes where a step is short."""
+
 import sys
 
 import torch
@@ -31,7 +32,12 @@ for shape in sys.argv[2:]:
         with torch.no_grad():
             eager(x, wc)
 
-    med = host_us({"ours": ours, "eager": ref, "ours_nograd": ours_nograd, "eager_nograd": ref_nograd})
-    print(f"{shape}: host us per fwd+bwd ours {med['ours']:.0f} eager {med['eager']:.0f} "
-          f"({med['ours'] / med['eager']:.2f}x); no_grad fwd ours {med['ours_nograd']:.0f} "
-          f"eager {med['eager_nograd']:.0f}", flush=True)
+    med = host_us(
+        {"ours": ours, "eager": ref, "ours_nograd": ours_nograd, "eager_nograd": ref_nograd}
+    )
+    print(
+        f"{shape}: host us per fwd+bwd ours {med['ours']:.0f} eager {med['eager']:.0f} "
+        f"({med['ours'] / med['eager']:.2f}x); no_grad fwd ours {med['ours_nograd']:.0f} "
+        f"eager {med['eager_nograd']:.0f}",
+        flush=True,
+    )

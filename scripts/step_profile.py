@@ -1,5 +1,6 @@
 """Where does a training step's host time go?  torch.profiler (CPU) for ours and eager, plus a
 check for device synchronisations (torch.cuda.set_sync_debug_mode)."""
+
 import sys
 import time
 import warnings

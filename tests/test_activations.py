@@ -65,7 +65,9 @@ def test_nan_gate_propagates():
 
 def test_translation_targets():
     assert translate("exp(-gate) + erf(gate)", "triton") == "tl.exp(-gate) + tl.math.erf(gate)"
-    assert translate("where(gate > 0.0, left, 0.0)", "torch") == "torch.where(gate > 0.0, left, 0.0)"
+    assert (
+        translate("where(gate > 0.0, left, 0.0)", "torch") == "torch.where(gate > 0.0, left, 0.0)"
+    )
     with pytest.raises(ValueError, match="unknown function 'tanh'"):
         translate("tanh(gate)", "triton")
 

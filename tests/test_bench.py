@@ -56,9 +56,18 @@ def test_grouped_shapes_need_a_grouped_module(monkeypatch, tmp_path):
 
 def test_grouped_table():
     row = {
-        "shape": [65536, 2048, 768, 128], "routing": "skewed", "activation": "silu", "bias": False,
-        "ours_fwd_bwd_ms": 2.0, "floor_ms": 1.9, "titan_fwd_bwd_ms": 3.0, "ours_fwd_ms": 0.7,
-        "gmm_ms": 0.65, "ours_kept_mib": 192.0, "titan_kept_mib": 288.0, "rel_err_vs_titan": 0.0039,
+        "shape": [65536, 2048, 768, 128],
+        "routing": "skewed",
+        "activation": "silu",
+        "bias": False,
+        "ours_fwd_bwd_ms": 2.0,
+        "floor_ms": 1.9,
+        "titan_fwd_bwd_ms": 3.0,
+        "ours_fwd_ms": 0.7,
+        "gmm_ms": 0.65,
+        "ours_kept_mib": 192.0,
+        "titan_kept_mib": 288.0,
+        "rel_err_vs_titan": 0.0039,
     }
     text = bench.grouped_table([row])
     assert "65536,2048,768,128" in text and "1.053x" in text and "1.50x ours" in text
@@ -75,21 +84,36 @@ def test_missing_module_and_generation_options(monkeypatch, tmp_path):
 
 def test_table_and_json_report():
     row = {
-        "shape": [8, 16, 128], "activation": "silu", "module": "m", "cublas_ms": 1.0, "floor_ms": 3.0,
-        "ours_train_fwd_ms": 1.05, "ours_infer_fwd_ms": 1.01, "ours_fwd_bwd_ms": 3.3,
-        "eager_fwd_bwd_ms": 4.0, "bwd_act_gbps": 3900.0, "copy_gbps": 4300.0,
-        "ours_peak_mib": 10.0, "eager_peak_mib": 20.0,
+        "shape": [8, 16, 128],
+        "activation": "silu",
+        "module": "m",
+        "cublas_ms": 1.0,
+        "floor_ms": 3.0,
+        "ours_train_fwd_ms": 1.05,
+        "ours_infer_fwd_ms": 1.01,
+        "ours_fwd_bwd_ms": 3.3,
+        "eager_fwd_bwd_ms": 4.0,
+        "bwd_act_gbps": 3900.0,
+        "copy_gbps": 4300.0,
+        "ours_peak_mib": 10.0,
+        "eager_peak_mib": 20.0,
     }
     text = bench.table([row])
     assert "8x16x128" in text and "1.050x" in text and "1.100x floor" in text and "0.91" in text
     assert "10/nan/20" in text
     json.dumps(row)
     # the fused MLP's columns: time vs the 6-GEMM floor, kept activation memory, dgrad vs cuBLAS
-    row.update({
-        "mlp_floor_ms": 6.0, "mlp_fused_fwd_bwd_ms": 6.06, "mlp_fused_kept_mib": 200.0,
-        "mlp_liger_kept_mib": 300.0, "mlp_eager_kept_mib": 400.0, "mlp_dgrad_ms": 1.02,
-        "mlp_dgrad_cublas_ms": 1.0,
-    })
+    row.update(
+        {
+            "mlp_floor_ms": 6.0,
+            "mlp_fused_fwd_bwd_ms": 6.06,
+            "mlp_fused_kept_mib": 200.0,
+            "mlp_liger_kept_mib": 300.0,
+            "mlp_eager_kept_mib": 400.0,
+            "mlp_dgrad_ms": 1.02,
+            "mlp_dgrad_cublas_ms": 1.0,
+        }
+    )
     text = bench.table([row])
     assert "6.060 (1.010x)" in text and "200/300/400" in text and "1.020" in text
 
@@ -120,7 +144,9 @@ print("JSON" + json.dumps(rows))
 """
 
 
-@pytest.mark.parametrize("module", ["glu_silu_bf16_bn128_sm90_grouped", "glu_swiglu_oai_bf16_bn64_sm90_grouped"])
+@pytest.mark.parametrize(
+    "module", ["glu_silu_bf16_bn128_sm90_grouped", "glu_swiglu_oai_bf16_bn64_sm90_grouped"]
+)
 def test_grouped_bench_rows_compare_like_with_like(module):
     """The grouped bench end to end under the interpreter (tiny shapes, a wall-clock timer):
     our grouped_glu and the torchtitan-style path it is timed against compute the same thing
@@ -131,10 +157,24 @@ def test_grouped_bench_rows_compare_like_with_like(module):
     from pathlib import Path
 
     root = Path(__file__).resolve().parent.parent
-    env = {**os.environ, "TRITON_INTERPRET": "1", "CUDA_VISIBLE_DEVICES": "", "PYTHONPATH": str(root)}
+    env = {
+        **os.environ,
+        "TRITON_INTERPRET": "1",
+        "CUDA_VISIBLE_DEVICES": "",
+        "PYTHONPATH": str(root),
+    }
     result = subprocess.run(
-        [sys.executable, "-c", GROUPED_RUN, str(root / "generated" / f"{module}.py"), str(root / "tests")],
-        env=env, capture_output=True, text=True, timeout=600,
+        [
+            sys.executable,
+            "-c",
+            GROUPED_RUN,
+            str(root / "generated" / f"{module}.py"),
+            str(root / "tests"),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert result.returncode == 0, result.stderr[-3000:]
     rows = json.loads(result.stdout.split("JSON", 1)[1])
@@ -142,5 +182,9 @@ def test_grouped_bench_rows_compare_like_with_like(module):
     for r in rows:
         assert r["rel_err_vs_titan"] < 1e-2, r
         assert r["bias"] == module.startswith("glu_swiglu_oai")
-        assert r["floor_ms"] == 3 * r["gmm_ms"] and r["ours_fwd_bwd_ms"] > 0 and r["titan_fwd_bwd_ms"] > 0
+        assert (
+            r["floor_ms"] == 3 * r["gmm_ms"]
+            and r["ours_fwd_bwd_ms"] > 0
+            and r["titan_fwd_bwd_ms"] > 0
+        )
     assert "70,32," in result.stdout  # the table

@@ -61,13 +61,24 @@ def test_a_path_with_code_in_it_stays_out_of_the_module(tmp_path):
     folder = tmp_path / "a'b\"c; print('INJECTED') #"
     assert run("-o", str(folder)).exit_code == 0
     module = next(folder.glob("glu_*.py"))
-    proc = subprocess.run([sys.executable, "-c", f"import ast; ast.parse(open({str(module)!r}).read())"],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-c", f"import ast; ast.parse(open({str(module)!r}).read())"],
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 0 and "INJECTED" not in module.read_text()
 
 
-@pytest.mark.parametrize("field,value", [("num_stages", "3.5"), ("num_warps", "8.0"), ("group_m", "2.5"),
-                                         ("bn", "true"), ("bm", '"128"')])
+@pytest.mark.parametrize(
+    "field,value",
+    [
+        ("num_stages", "3.5"),
+        ("num_warps", "8.0"),
+        ("group_m", "2.5"),
+        ("bn", "true"),
+        ("bm", '"128"'),
+    ],
+)
 def test_variants_fields_must_be_integers(tmp_path, field, value):
     variants = tmp_path / "v.toml"
     variants.write_text(f'[[variant]]\nact = "silu"\narch = "sm90"\n{field} = {value}\n')
@@ -77,8 +88,25 @@ def test_variants_fields_must_be_integers(tmp_path, field, value):
     assert not out.exists()
 
 
-@pytest.mark.parametrize("name", ["foo\n", "torch", "triton", "os", "class", "None", "match", "__init__",
-                                  "print", "x" * 236, "glü", "test_x", "a-b", ""])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "foo\n",
+        "torch",
+        "triton",
+        "os",
+        "class",
+        "None",
+        "match",
+        "__init__",
+        "print",
+        "x" * 236,
+        "glü",
+        "test_x",
+        "a-b",
+        "",
+    ],
+)
 def test_names_that_cannot_be_imported_or_shadow_an_import_are_rejected(tmp_path, name):
     out = tmp_path / "out"
     result = run("--name", name, "-o", str(out))
@@ -113,14 +141,22 @@ def test_out_that_is_a_file_is_exit_2(tmp_path, check):
 
 def test_every_module_written_imports(tmp_path):
     """Whatever exit 0 wrote can be imported (here: a spread of valid options)."""
-    for args in (["--act", "relu", "--bn", "16", "--arch", "sm80"], ["--name", "my_glu", "--dtype", "fp16"],
-                 ["--bm", "64", "--bk", "32", "--num-warps", "4", "--num-stages", "2", "--group-m", "1"]):
+    for args in (
+        ["--act", "relu", "--bn", "16", "--arch", "sm80"],
+        ["--name", "my_glu", "--dtype", "fp16"],
+        ["--bm", "64", "--bk", "32", "--num-warps", "4", "--num-stages", "2", "--group-m", "1"],
+    ):
         result = run(*args, "-o", str(tmp_path))
         assert result.exit_code == 0, result.output
     env = {**os.environ, "TRITON_INTERPRET": "1"}
     for module in tmp_path.glob("[!t]*.py"):
-        proc = subprocess.run([sys.executable, "-c", f"import {module.stem}"], cwd=tmp_path, env=env,
-                              capture_output=True, text=True)
+        proc = subprocess.run(
+            [sys.executable, "-c", f"import {module.stem}"],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+        )
         assert proc.returncode == 0, proc.stderr[-2000:]
 
 
@@ -139,7 +175,7 @@ def test_activation_parameters_from_the_command_line(tmp_path):
     assert result.exit_code == 0, result.output
     module = tmp_path / "glu_swiglu_oai_bf16_bn64_sm90_limit10p0.py"
     text = module.read_text()
-    assert "ACTIVATION_PARAMS = {\"alpha\": 1.702, \"limit\": 10.0}" in text
+    assert 'ACTIVATION_PARAMS = {"alpha": 1.702, "limit": 10.0}' in text
     assert "tl.where(gate > 10.0, 10.0, gate)" in text and "--limit 10.0" in text.splitlines()[1]
     result = run("--act", "silu", "--alpha", "1.0", "-o", str(tmp_path / "x"))
     assert result.exit_code == 2 and "--alpha" in result.output and not (tmp_path / "x").exists()

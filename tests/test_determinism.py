@@ -16,7 +16,15 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def _render_set(cwd: Path, seed: str) -> dict:
     env = {**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": str(ROOT)}
-    cmd = [sys.executable, "-m", "codegen.cli", "--variants", str(ROOT / "generated" / "variants.toml"), "-o", "out"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "codegen.cli",
+        "--variants",
+        str(ROOT / "generated" / "variants.toml"),
+        "-o",
+        "out",
+    ]
     subprocess.run(cmd, cwd=cwd, env=env, check=True, capture_output=True)
     return {p.name: p.read_bytes() for p in sorted((cwd / "out").iterdir())}
 

@@ -23,8 +23,17 @@ def test_two_ranks(tmp_path, module):
     if torch.cuda.is_available() and torch.cuda.device_count() < 2:
         pytest.skip("one GPU: the two-rank run needs two GPUs (or no GPU, for gloo on the CPU)")
     env = {**os.environ, "NCCL_NVLS_ENABLE": "0", "OMP_NUM_THREADS": "1"}
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
-           str(WORKER), str(ROOT / "generated" / f"{module}.py"), str(tmp_path / "r")]
+    cmd = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--standalone",
+        "--nproc-per-node",
+        "2",
+        str(WORKER),
+        str(ROOT / "generated" / f"{module}.py"),
+        str(tmp_path / "r"),
+    ]
     result = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr[-4000:]
     assert "returned a view tensor" not in result.stderr

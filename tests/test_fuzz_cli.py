@@ -20,7 +20,9 @@ import codegen.write
 from codegen.cli import main
 
 OPTIONS = {
-    "--act": st.sampled_from(["silu", "gelu", "gelu_tanh", "relu", "sigmoid", "swiglu_oai", "swish", "", "SILU"]),
+    "--act": st.sampled_from(
+        ["silu", "gelu", "gelu_tanh", "relu", "sigmoid", "swiglu_oai", "swish", "", "SILU"]
+    ),
     "--dtype": st.sampled_from(["bf16", "fp16", "fp32", "float16"]),
     "--bn": st.sampled_from(["16", "32", "64", "128", "256", "512", "8", "100", "0", "-64", "x"]),
     "--bm": st.sampled_from(["16", "32", "64", "128", "256", "48", "1024", "1.5"]),
@@ -103,12 +105,17 @@ def smoke_test(module_path: Path):
     env = {**os.environ, "TRITON_INTERPRET": "1", "CUDA_VISIBLE_DEVICES": ""}
     tests_dir = str(Path(__file__).resolve().parent)
     result = subprocess.run(
-        [sys.executable, "-c", SMOKE, str(module_path), tests_dir], env=env, capture_output=True, text=True
+        [sys.executable, "-c", SMOKE, str(module_path), tests_dir],
+        env=env,
+        capture_output=True,
+        text=True,
     )
     assert result.returncode == 0 and "smoke ok" in result.stdout, result.stderr[-3000:]
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(data=st.data())
 def test_random_option_combinations(tmp_path_factory, data):
     out = tmp_path_factory.mktemp("fuzz")
@@ -151,14 +158,18 @@ def test_unwritable_output_is_exit_2_and_leaves_nothing(tmp_path, monkeypatch):
 
     monkeypatch.setattr(codegen.write.tempfile, "mkstemp", refuse)
     result = CliRunner().invoke(main, ["-o", str(out)])
-    assert result.exit_code == 2 and "--out" in result.output and "Permission denied" in result.output
+    assert (
+        result.exit_code == 2 and "--out" in result.output and "Permission denied" in result.output
+    )
     assert snapshot(out) == {}
 
 
 @pytest.mark.parametrize("when", [1, 2])
 def test_interrupted_write_rolls_back(tmp_path, monkeypatch, when):
     out = tmp_path / "out"
-    assert CliRunner().invoke(main, ["--act", "relu", "--name", "mlp", "-o", str(out)]).exit_code == 0
+    assert (
+        CliRunner().invoke(main, ["--act", "relu", "--name", "mlp", "-o", str(out)]).exit_code == 0
+    )
     before = snapshot(out)
     calls = []
     real_replace = os.replace
@@ -186,7 +197,10 @@ def test_interrupted_write_rolls_back(tmp_path, monkeypatch, when):
 
 def test_collision_with_another_variant_leaves_folder_unchanged(tmp_path):
     out = tmp_path / "out"
-    assert CliRunner().invoke(main, ["--name", "shared", "--act", "gelu", "-o", str(out)]).exit_code == 0
+    assert (
+        CliRunner().invoke(main, ["--name", "shared", "--act", "gelu", "-o", str(out)]).exit_code
+        == 0
+    )
     before = snapshot(out)
     result = CliRunner().invoke(main, ["--name", "shared", "--act", "silu", "-o", str(out)])
     assert result.exit_code == 2 and "--name" in result.output

@@ -24,7 +24,11 @@ def test_non_default_tiling_is_part_of_the_name():
 
 
 def test_cli_args_round_trip():
-    for kw in [dict(act="relu", arch="sm100"), dict(bn=32, bm=64, bk=32, num_warps=4), dict(name="mine")]:
+    for kw in [
+        dict(act="relu", arch="sm100"),
+        dict(bn=32, bm=64, bk=32, num_warps=4),
+        dict(name="mine"),
+    ]:
         spec = Spec.create(**kw)
         args = spec.cli_args()
         rebuilt = {}
@@ -61,8 +65,16 @@ def test_cli_args_round_trip():
         (dict(dgrad_warps=3), "--dgrad-warps", "one of"),
         (dict(dgrad_stages=9), "--dgrad-stages", "1..8"),
         (dict(dgrad_stages=True), "--dgrad-stages", "integer"),
-        (dict(dgrad_bm=256, dgrad_bn=128, dgrad_warps=4), "--dgrad-bm/--dgrad-bn/--dgrad-warps", "registers"),
-        (dict(dgrad_bk=256, dgrad_stages=8), "--dgrad-stages/--dgrad-bm/--dgrad-bn/--dgrad-bk", "shared memory"),
+        (
+            dict(dgrad_bm=256, dgrad_bn=128, dgrad_warps=4),
+            "--dgrad-bm/--dgrad-bn/--dgrad-warps",
+            "registers",
+        ),
+        (
+            dict(dgrad_bk=256, dgrad_stages=8),
+            "--dgrad-stages/--dgrad-bm/--dgrad-bn/--dgrad-bk",
+            "shared memory",
+        ),
     ],
 )
 def test_invalid_specs_name_the_option(kw, option, text):
@@ -98,15 +110,18 @@ def test_activation_parameters_are_spec_fields():
     assert "alpha" not in Spec.create(act="silu").to_dict()
 
 
-@pytest.mark.parametrize("kw,option", [
-    ({"act": "silu", "alpha": 1.0}, "--alpha"),
-    ({"act": "gelu", "limit": 3.0}, "--limit"),
-    ({"act": "swiglu_oai", "limit": 0.0}, "--limit"),
-    ({"act": "swiglu_oai", "alpha": -1.0}, "--alpha"),
-    ({"act": "swiglu_oai", "alpha": float("inf")}, "--alpha"),
-    ({"act": "swiglu_oai", "limit": True}, "--limit"),
-    ({"act": "swiglu_oai", "limit": "7"}, "--limit"),
-])
+@pytest.mark.parametrize(
+    "kw,option",
+    [
+        ({"act": "silu", "alpha": 1.0}, "--alpha"),
+        ({"act": "gelu", "limit": 3.0}, "--limit"),
+        ({"act": "swiglu_oai", "limit": 0.0}, "--limit"),
+        ({"act": "swiglu_oai", "alpha": -1.0}, "--alpha"),
+        ({"act": "swiglu_oai", "alpha": float("inf")}, "--alpha"),
+        ({"act": "swiglu_oai", "limit": True}, "--limit"),
+        ({"act": "swiglu_oai", "limit": "7"}, "--limit"),
+    ],
+)
 def test_bad_activation_parameters_name_the_option(kw, option):
     with pytest.raises(SpecError) as e:
         Spec.create(**kw)
@@ -115,7 +130,10 @@ def test_bad_activation_parameters_name_the_option(kw, option):
 
 def test_grouped_is_a_spec_axis():
     spec = Spec.create(act="silu", grouped=True)
-    assert spec.module_name == "glu_silu_bf16_bn128_sm90_grouped" and spec.cli_args()[-1] == "--grouped"
+    assert (
+        spec.module_name == "glu_silu_bf16_bn128_sm90_grouped"
+        and spec.cli_args()[-1] == "--grouped"
+    )
     assert spec.to_dict()["grouped"] is True and "grouped" not in Spec.create().to_dict()
     with pytest.raises(SpecError) as e:
         Spec.create(grouped="yes")
@@ -128,14 +146,19 @@ def test_dgrad_tiling_defaults_names_and_cli_args():
             spec = Spec.create(arch=arch.value, bn=bn)
             bm, dbn, bk, warps, stages = info.dgrad
             assert spec.dgrad_tiling == {
-                "dgrad_bm": bm, "dgrad_bn": min(dbn, bn), "dgrad_bk": bk,
-                "dgrad_warps": warps, "dgrad_stages": stages,
+                "dgrad_bm": bm,
+                "dgrad_bn": min(dbn, bn),
+                "dgrad_bk": bk,
+                "dgrad_warps": warps,
+                "dgrad_stages": stages,
             }
             assert spec.is_default_dgrad and "_dg" not in spec.slug
     spec = Spec.create(act="silu", dgrad_stages=5, dgrad_bn=64)
     assert spec.slug == "glu_silu_bf16_bn128_sm90_dg128x64x64_w8_s5"
     args = spec.cli_args()
-    assert args[args.index("--dgrad-stages") + 1] == "5" and args[args.index("--dgrad-bn") + 1] == "64"
+    assert (
+        args[args.index("--dgrad-stages") + 1] == "5" and args[args.index("--dgrad-bn") + 1] == "64"
+    )
     rebuilt = {}
     for flag, value in zip(args[::2], args[1::2]):
         rebuilt[flag[2:].replace("-", "_")] = int(value) if value.isdigit() else value

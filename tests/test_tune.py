@@ -20,8 +20,12 @@ ROOT = Path(__file__).resolve().parent.parent
 def fake_module(spec: Spec):
     info = spec.to_dict()
     return SimpleNamespace(
-        SPEC=info, BLOCK_M=spec.bm, BLOCK_K=spec.bk, NUM_WARPS=spec.num_warps,
-        NUM_STAGES=spec.num_stages, GROUP_M=spec.group_m,
+        SPEC=info,
+        BLOCK_M=spec.bm,
+        BLOCK_K=spec.bk,
+        NUM_WARPS=spec.num_warps,
+        NUM_STAGES=spec.num_stages,
+        GROUP_M=spec.group_m,
     )
 
 
@@ -43,7 +47,9 @@ def test_tune_picks_the_fastest_and_restores_the_module():
     def check(m):
         return m.BLOCK_K != 32
 
-    baseline, best, rows = tune_mod.tune(mod, [(8, 8, 8), (16, 16, 16)], timer, check, log=lambda s: None)
+    baseline, best, rows = tune_mod.tune(
+        mod, [(8, 8, 8), (16, 16, 16)], timer, check, log=lambda s: None
+    )
     assert best["group_m"] == 32 and best["num_stages"] == 4 and best["bk"] != 32
     assert rows[0]["score"] == pytest.approx(0.93)
     assert tune_mod.current_tiling(mod) == baseline  # the module is left as it was
@@ -95,9 +101,13 @@ def test_write_back_of_an_unknown_module(tmp_path):
 
 def test_cli_without_gpu_exits_2(monkeypatch):
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
-    result = CliRunner().invoke(main, ["tune", "generated/glu_silu_bf16_bn128_sm90.py"], catch_exceptions=False)
+    result = CliRunner().invoke(
+        main, ["tune", "generated/glu_silu_bf16_bn128_sm90.py"], catch_exceptions=False
+    )
     assert result.exit_code == 2 and "needs a CUDA GPU" in result.output
-    result = CliRunner().invoke(main, ["tune", "generated/glu_silu_bf16_bn128_sm90.py", "--shape", "1,2"])
+    result = CliRunner().invoke(
+        main, ["tune", "generated/glu_silu_bf16_bn128_sm90.py", "--shape", "1,2"]
+    )
     assert result.exit_code == 2 and "--shape" in result.output
 
 
@@ -114,7 +124,9 @@ def test_dgrad_candidates_respect_the_chunk_and_shared_memory():
         cands = tune_mod.candidates(spec, "dgrad")
         assert cands and all(bn % c["dgrad_bn"] == 0 for c in cands)
         assert all(Spec.create(**{**spec.to_dict(), **c}) for c in cands)
-    assert not any(c["dgrad_bn"] == 128 for c in tune_mod.candidates(Spec.create(act="silu", bn=64), "dgrad"))
+    assert not any(
+        c["dgrad_bn"] == 128 for c in tune_mod.candidates(Spec.create(act="silu", bn=64), "dgrad")
+    )
 
 
 def test_dgrad_group_is_tuned_alone_and_written_back(tmp_path):
@@ -128,7 +140,10 @@ def test_dgrad_group_is_tuned_alone_and_written_back(tmp_path):
     baseline, best, rows = tune_mod.tune(mod, [(8, 8, 8)], timer, log=lambda s: None, group="dgrad")
     assert set(best) == set(tune_mod.DGRAD_TILING)
     assert best["dgrad_stages"] == 5 and best["dgrad_bm"] == 64
-    assert tune_mod.current_tiling(mod, "dgrad") == baseline and tune_mod.current_tiling(mod) == forward_before
+    assert (
+        tune_mod.current_tiling(mod, "dgrad") == baseline
+        and tune_mod.current_tiling(mod) == forward_before
+    )
     variants = tmp_path / "variants.toml"
     shutil.copy(ROOT / "generated" / "variants.toml", variants)
     tune_mod.write_back(variants, "glu_gelu_bf16_bn128_sm90", best)
@@ -141,7 +156,9 @@ def test_dgrad_group_is_tuned_alone_and_written_back(tmp_path):
 
 
 def test_cli_tune_kernel_option_is_validated():
-    result = CliRunner().invoke(main, ["tune", "generated/glu_silu_bf16_bn128_sm90.py", "--kernel", "nope"])
+    result = CliRunner().invoke(
+        main, ["tune", "generated/glu_silu_bf16_bn128_sm90.py", "--kernel", "nope"]
+    )
     assert result.exit_code == 2 and "--kernel" in result.output
 
 
@@ -150,7 +167,9 @@ def test_only_narrows_the_grid_of_its_group():
     only = tune_mod.parse_only(["bm=128", "num_stages=3,4", "dgrad_bk=64"])
     assert only == {"bm": (128,), "num_stages": (3, 4), "dgrad_bk": (64,)}
     cands = tune_mod.candidates(spec, "forward", only)
-    assert cands and {c["bm"] for c in cands} == {128} and {c["num_stages"] for c in cands} <= {3, 4}
+    assert (
+        cands and {c["bm"] for c in cands} == {128} and {c["num_stages"] for c in cands} <= {3, 4}
+    )
     assert len(cands) < len(tune_mod.candidates(spec, "forward"))
     dgrad = tune_mod.candidates(spec, "dgrad", only)  # forward fields leave the dgrad grid alone
     assert {c["dgrad_bk"] for c in dgrad} == {64} and {c["dgrad_bm"] for c in dgrad} == {64, 128}
@@ -160,5 +179,7 @@ def test_only_narrows_the_grid_of_its_group():
 def test_only_rejects_what_it_cannot_use(bad):
     with pytest.raises(tune_mod.BenchError, match="--only"):
         tune_mod.parse_only([bad])
-    result = CliRunner().invoke(main, ["tune", "generated/glu_silu_bf16_bn128_sm90.py", "--only", bad])
+    result = CliRunner().invoke(
+        main, ["tune", "generated/glu_silu_bf16_bn128_sm90.py", "--only", bad]
+    )
     assert result.exit_code == 2 and "--only" in result.output

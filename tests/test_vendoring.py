@@ -11,13 +11,32 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-STDLIB_OK = {"math", "os", "typing", "warnings", "importlib", "pathlib"}
+STDLIB_OK = {
+    "math",
+    "os",
+    "typing",
+    "warnings",
+    "importlib",
+    "pathlib",
+    "threading",
+    "subprocess",
+    "sys",
+}
 
 # Run with `python -I -S` (no site-packages, no .pth files, so no editable install of this
 # repo) and a sys.path made of a folder that links every installed package except the
 # generator's own tooling: torch, triton and their dependencies stay importable.
 # transformers too: the test that trains an HF Llama must skip cleanly where it is not installed.
-HIDDEN = ("codegen", "swiglu_gen", "__editable__", "click", "black", "hypothesis", "_hypothesis", "transformers")
+HIDDEN = (
+    "codegen",
+    "swiglu_gen",
+    "__editable__",
+    "click",
+    "black",
+    "hypothesis",
+    "_hypothesis",
+    "transformers",
+)
 RUNNER = r"""
 import sys
 sys.path.insert(0, sys.argv[3])
@@ -32,7 +51,11 @@ def _site_without_tooling(dest: Path) -> Path:
     dest.mkdir()
     for root in map(Path, site.getsitepackages()):
         for entry in root.iterdir():
-            if entry.suffix == ".pth" or entry.name.startswith(HIDDEN) or (dest / entry.name).exists():
+            if (
+                entry.suffix == ".pth"
+                or entry.name.startswith(HIDDEN)
+                or (dest / entry.name).exists()
+            ):
                 continue
             (dest / entry.name).symlink_to(entry)
     return dest
@@ -53,18 +76,49 @@ def test_vendored_module_runs_alone(tmp_path, name):
                 imports |= {a.name.split(".")[0] for a in node.names}
             elif isinstance(node, ast.ImportFrom):
                 imports.add(node.module.split(".")[0])
-        allowed = {"torch", "triton"} | STDLIB_OK | ({"pytest", "numpy"} if file.startswith("test_") else set())
+        allowed = (
+            {"torch", "triton"}
+            | STDLIB_OK
+            | ({"pytest", "numpy"} if file.startswith("test_") else set())
+        )
         assert imports <= allowed, (file, imports - allowed)
     site_dir = _site_without_tooling(tmp_path / "site")
-    env = {"PATH": "/usr/bin:/bin", "TRITON_INTERPRET": "1", "CUDA_VISIBLE_DEVICES": "", "HOME": str(tmp_path)}
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "TRITON_INTERPRET": "1",
+        "CUDA_VISIBLE_DEVICES": "",
+        "HOME": str(tmp_path),
+    }
     probe = "import importlib.util as u; print([m for m in ('codegen', 'click', 'black', 'hypothesis') if u.find_spec(m)])"
-    seen = subprocess.run([sys.executable, "-I", "-S", "-c", f"import sys; sys.path.insert(0, {str(site_dir)!r}); {probe}"],
-                          cwd=vendor, env=env, capture_output=True, text=True)
+    seen = subprocess.run(
+        [
+            sys.executable,
+            "-I",
+            "-S",
+            "-c",
+            f"import sys; sys.path.insert(0, {str(site_dir)!r}); {probe}",
+        ],
+        cwd=vendor,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert seen.stdout.strip() == "[]", seen.stdout + seen.stderr
     result = subprocess.run(
-        [sys.executable, "-I", "-S", "-c", RUNNER, "forward_backward or pack or second_backward or hf_llama", f"test_{name}.py",
-         str(site_dir)],
-        cwd=vendor, env=env, capture_output=True, text=True,
+        [
+            sys.executable,
+            "-I",
+            "-S",
+            "-c",
+            RUNNER,
+            "forward_backward or pack or second_backward or hf_llama",
+            f"test_{name}.py",
+            str(site_dir),
+        ],
+        cwd=vendor,
+        env=env,
+        capture_output=True,
+        text=True,
     )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert " passed" in result.stdout and "failed" not in result.stdout

@@ -205,8 +205,14 @@ def main():
         from interpreter_patch import widen_bf16_dot
 
         widen_bf16_dot()
-    results = {"rank": rank, "world_size": ws, "backend": backend, "module": os.path.basename(path),
-               "torch": torch.__version__, "tensor_parallel": tensor_parallel(mod, device, rank, ws)}
+    results = {
+        "rank": rank,
+        "world_size": ws,
+        "backend": backend,
+        "module": os.path.basename(path),
+        "torch": torch.__version__,
+        "tensor_parallel": tensor_parallel(mod, device, rank, ws),
+    }
     results["mlp_tensor_parallel"] = mlp_tensor_parallel(mod, device, rank, ws)
     try:
         results["fsdp2"] = fsdp2(mod, device, rank, ws)
