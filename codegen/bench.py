@@ -102,29 +102,34 @@ def _liger(act_name):
     return liger
 
 
-def host_us(steps, n=20, rounds=7, warmup=3):
+def host_us(steps, n=20, rounds=7, warmup=3, sync=None, clock=None):
     """{name: CPU µs to issue one step}: batches of n steps back to back, no synchronisation
     inside a batch; the implementations take turns batch by batch (interleaved rounds, medians),
     so a host that slows down or speeds up (these VMs move by +-30-50%) biases none of them.
 
     The GPU queue holds far more than n steps' launches, so this is what the host spends
-    (Python, dispatch, autograd, launches), not what the GPU does."""
+    (Python, dispatch, autograd, launches), not what the GPU does.  ``sync`` (default
+    torch.cuda.synchronize) drains the queue between batches; ``clock`` defaults to
+    time.perf_counter."""
     import time
 
-    import torch
+    if sync is None:
+        import torch
 
+        sync = torch.cuda.synchronize
+    clock = clock or time.perf_counter
     for step in steps.values():
         for _ in range(warmup):
             step()
-    torch.cuda.synchronize()
+    sync()
     samples = {name: [] for name in steps}
     for _ in range(rounds):
         for name, step in steps.items():
-            t0 = time.perf_counter()
+            t0 = clock()
             for _ in range(n):
                 step()
-            samples[name].append((time.perf_counter() - t0) / n * 1e6)
-            torch.cuda.synchronize()
+            samples[name].append((clock() - t0) / n * 1e6)
+            sync()
     return {name: statistics.median(v) for name, v in samples.items()}
 
 

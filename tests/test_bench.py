@@ -188,3 +188,40 @@ def test_grouped_bench_rows_compare_like_with_like(module):
             and r["titan_fwd_bwd_ms"] > 0
         )
     assert "70,32," in result.stdout  # the table
+
+
+def test_host_us_interleaves_and_takes_medians():
+    """A host whose speed drifts (here: each batch slower than the last) biases no
+    implementation: they take turns batch by batch, and one slow outlier batch does not move
+    the median."""
+    from codegen.bench import host_us
+
+    now = [0.0]
+    order = []
+    cost = {"a": 100e-6, "b": 200e-6}
+    batch = [0]
+
+    def step_of(name):
+        def step():
+            order.append(name)
+            drift = 1 + 0.01 * batch[0]  # the host slows down over the run
+            spike = 20.0 if (name == "b" and batch[0] == 3) else 1.0  # one descheduled batch
+            now[0] += cost[name] * drift * spike
+
+        return step
+
+    def sync():
+        batch[0] += 1
+
+    res = host_us(
+        {"a": step_of("a"), "b": step_of("b")},
+        n=5,
+        rounds=7,
+        warmup=2,
+        sync=sync,
+        clock=lambda: now[0],
+    )
+    assert order[:4] == ["a", "a", "b", "b"]  # warm-up, then batches in turns
+    assert order[4:14] == ["a"] * 5 + ["b"] * 5
+    assert res["b"] / res["a"] == pytest.approx(2.0, rel=0.02)
+    assert 100 <= res["a"] <= 110 and 200 <= res["b"] <= 220
