@@ -4,7 +4,8 @@ import sys
 
 import torch
 
-from codegen.bench import host_us, load_module
+from codegen.bench import load_module
+from scripts.host_breakdown import host_us
 
 mod = load_module(sys.argv[1])
 M, K, N = (int(v) for v in sys.argv[2:5])

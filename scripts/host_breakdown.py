@@ -9,28 +9,18 @@ Each row: median over 7 rounds of 300 calls (no synchronisation inside a round).
 import cProfile
 import io
 import pstats
-import statistics
 import sys
-import time
 
 import torch
 import torch.nn.functional as F
 
 from codegen.bench import _eager_glu, load_module
+from codegen.bench import host_us as bench_host_us
 
 
 def host_us(fn, n=300, rounds=7):
-    for _ in range(30):
-        fn()
-    torch.cuda.synchronize()
-    res = []
-    for _ in range(rounds):
-        t0 = time.perf_counter()
-        for _ in range(n):
-            fn()
-        res.append((time.perf_counter() - t0) / n * 1e6)
-        torch.cuda.synchronize()
-    return statistics.median(res)
+    """Median host µs per call of ``fn`` (codegen.bench.host_us for one callable)."""
+    return bench_host_us({"fn": fn}, n=n, rounds=rounds, warmup=30)["fn"]
 
 
 class _Noop(torch.autograd.Function):

@@ -6,28 +6,13 @@ Each line: median host µs per call over 7 rounds of 200 calls (no synchronisati
 round; shapes small enough that the GPU keeps up, so the time is the CPU's).
 """
 
-import statistics
 import sys
-import time
 
 import torch
 import triton
 
 from codegen.bench import load_module
-
-
-def host_us(fn, n=200, rounds=7):
-    for _ in range(20):
-        fn()
-    torch.cuda.synchronize()
-    res = []
-    for _ in range(rounds):
-        t0 = time.perf_counter()
-        for _ in range(n):
-            fn()
-        res.append((time.perf_counter() - t0) / n * 1e6)
-        torch.cuda.synchronize()
-    return statistics.median(res)
+from scripts.host_breakdown import host_us
 
 
 def main():
