@@ -1,11 +1,11 @@
 """The CLI through click's CliRunner: exit codes, messages, what is (not) written, --check."""
 
-import ast
 import re
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from standalone import allowed_imports, top_level_imports
 
 from codegen.cli import load_variants, main
 from codegen.render import OUT_PLACEHOLDER
@@ -161,14 +161,6 @@ def test_checked_in_set_covers_every_axis():
     assert any(s.slug == "glu_silu_bf16_bn128_sm100" for s in specs)
 
 
-def _imports(tree):
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            yield from (a.name.split(".")[0] for a in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            yield node.module.split(".")[0]
-
-
 @pytest.mark.parametrize("spec", load_variants(VARIANTS), ids=lambda s: s.module_name)
 def test_generated_files_are_standalone_formatted_and_stamped(spec):
     files = render(spec, "generated")
@@ -186,22 +178,7 @@ def test_generated_files_are_standalone_formatted_and_stamped(spec):
         assert not re.search(
             r"20\d\d-\d\d-\d\d", text
         ), "no timestamps: regeneration is byte-identical"
-        allowed = {
-            "torch",
-            "triton",
-            "math",
-            "os",
-            "threading",
-            "subprocess",
-            "sys",
-            "typing",
-            "warnings",
-            "importlib",
-            "pathlib",
-            "pytest",
-            "numpy",
-        }
-        assert set(_imports(ast.parse(text))) <= allowed, name
+        assert top_level_imports(text) <= allowed_imports(name), name
     assert render(spec, "generated") == files
 
 

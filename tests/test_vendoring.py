@@ -2,26 +2,15 @@
 run there with only torch and triton (and pytest for the test) importable, and refer to nothing
 in the repo."""
 
-import ast
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from standalone import allowed_imports, top_level_imports
 
 ROOT = Path(__file__).resolve().parent.parent
-STDLIB_OK = {
-    "math",
-    "os",
-    "typing",
-    "warnings",
-    "importlib",
-    "pathlib",
-    "threading",
-    "subprocess",
-    "sys",
-}
 
 # Run with `python -I -S` (no site-packages, no .pth files, so no editable install of this
 # repo) and a sys.path made of a folder that links every installed package except the
@@ -70,17 +59,7 @@ def test_vendored_module_runs_alone(tmp_path, name):
         shutil.copy(ROOT / "generated" / file, vendor / file)
         text = (vendor / file).read_text()
         assert str(ROOT) not in text and "codegen" not in text
-        imports = set()
-        for node in ast.walk(ast.parse(text)):
-            if isinstance(node, ast.Import):
-                imports |= {a.name.split(".")[0] for a in node.names}
-            elif isinstance(node, ast.ImportFrom):
-                imports.add(node.module.split(".")[0])
-        allowed = (
-            {"torch", "triton"}
-            | STDLIB_OK
-            | ({"pytest", "numpy"} if file.startswith("test_") else set())
-        )
+        imports, allowed = top_level_imports(text), allowed_imports(file)
         assert imports <= allowed, (file, imports - allowed)
     site_dir = _site_without_tooling(tmp_path / "site")
     env = {
