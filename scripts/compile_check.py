@@ -39,8 +39,8 @@ def signatures(mod):
                     "out_ptr": f"*{dt}",
                     "f_ptr": f"*{dt}",
                     "b_ptr": f"*{dt}",
-                    "row_end_ptr": "*i32",
-                    "tile_end_ptr": "*i32",
+                    "offsets_ptr": "*i32",
+                    "T": "i32",
                     "E": "i32",
                     "N": "i32",
                     "K": "i32",
@@ -65,6 +65,37 @@ def signatures(mod):
                     mod.NUM_WARPS,
                     mod.NUM_STAGES,
                 )
+    if hasattr(mod, "_grouped_glu_fwd_kernel"):
+        sig = {n: f"*{dt}" for n in ("x_ptr", "w_ptr", "out_ptr", "f_ptr", "b_ptr")}
+        sig["offsets_ptr"] = "*i32"
+        for n in (
+            "T",
+            "E",
+            "N",
+            "K",
+            "stride_xm",
+            "stride_we",
+            "stride_wn",
+            "stride_om",
+            "stride_be",
+        ):
+            sig[n] = "i32"
+        const = {
+            "BLOCK_M": BM,
+            "BLOCK_N": BN,
+            "BLOCK_K": BK,
+            "BLOCK_E": 8,
+            "GROUP_M": mod.GROUP_M,
+            "SAVE_FACTORS": True,
+            "HAS_BIAS": True,
+        }
+        sigs["_grouped_glu_fwd_kernel (pointers)"] = (
+            mod._grouped_glu_fwd_kernel,
+            sig,
+            const,
+            mod.NUM_WARPS,
+            mod.NUM_STAGES,
+        )
     return sigs
 
 
