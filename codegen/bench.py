@@ -22,13 +22,13 @@ DEFAULT_SHAPES = [
     (2048, 4096, 1408),
 ]
 # Grouped modules (mixture of experts): T, K, N, E of issue 10 (Mixtral-like, many small
-# experts, gpt-oss); each in balanced and skewed routing.
+# experts, gpt-oss); each in balanced, skewed and ragged routing.
 DEFAULT_GROUPED_SHAPES = [
     (16384, 4096, 14336, 8),
     (65536, 2048, 768, 128),
     (32768, 2880, 2880, 32),
 ]
-ROUTINGS = ("balanced", "skewed")
+ROUTINGS = ("balanced", "skewed", "ragged")
 
 
 class BenchError(RuntimeError):
@@ -62,11 +62,21 @@ def parse_shape(text: str) -> tuple[int, ...]:
 
 
 def routing_sizes(T: int, E: int, routing: str) -> list[int]:
-    """Tokens per expert: balanced, or skewed (one expert takes half, two get none)."""
+    """Tokens per expert: balanced; skewed (one expert takes half, two get none); or ragged
+    (a fixed pseudo-random load of 0.5-1.5x the mean per expert, as a router gives: almost no
+    expert gets a multiple of the row tile)."""
     if routing == "balanced" or E < 4:
         sizes = [T // E] * E
-    else:
+    elif routing == "skewed":
         sizes = [T // 2, 0, 0] + [(T - T // 2) // (E - 3)] * (E - 3)
+    elif routing == "ragged":
+        import random
+
+        rng = random.Random(E)
+        load = [rng.uniform(0.5, 1.5) for _ in range(E)]
+        sizes = [int(T * w / sum(load)) for w in load]
+    else:
+        raise BenchError(f"routing {routing!r}: one of {', '.join(ROUTINGS)}")
     sizes[-1] += T - sum(sizes)
     return sizes
 

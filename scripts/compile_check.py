@@ -99,6 +99,36 @@ def signatures(mod):
     return sigs
 
 
+def _ptxas_usage(kernel, arch):
+    """Registers and spills as ptxas -v reports them for the kernel's PTX (Triton's own ptxas)."""
+    import os
+    import re
+    import subprocess
+    import tempfile
+
+    from triton.backends.nvidia.compiler import get_ptxas
+
+    try:
+        ptxas = get_ptxas(arch)  # triton 3.6
+    except TypeError:
+        ptxas = get_ptxas()
+    ptxas = ptxas.path if hasattr(ptxas, "path") else ptxas[0]
+    suffix = "a" if arch >= 90 else ""
+    with tempfile.TemporaryDirectory() as d:
+        src = os.path.join(d, "k.ptx")
+        with open(src, "w") as f:
+            f.write(kernel.asm["ptx"])
+        res = subprocess.run(
+            [ptxas, "-v", f"--gpu-name=sm_{arch}{suffix}", src, "-o", os.path.join(d, "k.o")],
+            capture_output=True,
+            text=True,
+        )
+    text = res.stderr + res.stdout
+    regs = re.findall(r"Used (\d+) registers", text)
+    spills = re.findall(r"(\d+) bytes spill stores", text)
+    return f"regs {regs[-1] if regs else '?'} spill stores {spills[-1] if spills else '?'} B"
+
+
 def main():
     mod = load(sys.argv[1])
     arch = int(mod.ARCH[2:])
@@ -117,10 +147,7 @@ def main():
             k = triton.compile(
                 src, target=target, options={"num_warps": warps, "num_stages": stages}
             )
-            md = k.metadata
-            print(
-                f"OK   {name}: regs {k.n_regs if hasattr(k, 'n_regs') else '?'} shared {md.shared}"
-            )
+            print(f"OK   {name}: shared {k.metadata.shared} B; {_ptxas_usage(k, arch)}")
         except Exception as e:  # noqa: BLE001
             ok = False
             print(f"FAIL {name}: {str(e).splitlines()[0][:300]}")

@@ -11,7 +11,7 @@ import sys
 import torch
 from triton.testing import do_bench
 
-from codegen.bench import load_module, routing_sizes
+from codegen.bench import ROUTINGS, load_module, routing_sizes
 
 SHAPES = [(16384, 4096, 14336, 8), (65536, 2048, 768, 128)]
 
@@ -24,7 +24,7 @@ def main():
     ref = next(iter(mods.values()))
     print(torch.cuda.get_device_name(), torch.__version__)
     for T, K, N, E in shapes:
-        for routing in ("balanced", "skewed"):
+        for routing in ROUTINGS:
             torch.manual_seed(0)
             sizes = routing_sizes(T, E, routing)
             offs = torch.tensor(sizes, device="cuda").cumsum(0).to(torch.int32)
