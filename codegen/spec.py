@@ -51,6 +51,8 @@ class ArchInfo:
     # the MLP backward's dgrad GEMM dh = dY @ W_down (+ the GLU-derivative epilogue):
     # (BLOCK_M, BLOCK_N, BLOCK_K, warps, stages); BLOCK_N is capped at the variant's CHUNK
     dgrad: tuple[int, int, int, int, int] = (128, 128, 64, 8, 3)
+    # narrow chunks take a deeper K step: (largest bn, bk) pairs, the first that fits wins
+    bk_by_bn: tuple[tuple[int, int], ...] = ()
 
 
 ARCHS: dict[Arch, ArchInfo] = {
@@ -86,6 +88,9 @@ ARCHS: dict[Arch, ArchInfo] = {
         group_m=16,
         # dgrad: 4 stages beat 3 by 10-15% (scripts/dgrad_sweep*.py, docs/perf-log.md)
         dgrad=(128, 128, 64, 8, 4),
+        # BN=64 ([128, 128] accumulator): BK=128 beat 64 by 6-12% in the forward, dense and
+        # grouped (gpt-oss shapes, perf log v0.8)
+        bk_by_bn=((64, 128),),
     ),
     # B200: 228 KiB per SM, TMA + tcgen05 (accumulator in tensor memory), so a deeper
     # pipeline and warp specialisation of the tile loop.
@@ -106,6 +111,16 @@ ARCHS: dict[Arch, ArchInfo] = {
 }
 
 DGRAD = ("dgrad_bm", "dgrad_bn", "dgrad_bk", "dgrad_warps", "dgrad_stages")
+TILING = ("bm", "bk", "num_warps", "num_stages", "group_m")
+
+
+def tiling_defaults(arch: "Arch", bn: int) -> dict[str, int]:
+    """The arch table's forward tiling for a variant of chunk width bn."""
+    info = ARCHS[arch]
+    bk = info.bk
+    if isinstance(bn, int):
+        bk = next((k for most, k in info.bk_by_bn if bn <= most), bk)
+    return dict(zip(TILING, (info.bm, bk, info.num_warps, info.num_stages, info.group_m)))
 
 
 def dgrad_defaults(arch: "Arch", bn: int) -> dict[str, int]:
@@ -237,14 +252,7 @@ class Spec:
             ):
                 raise SpecError(f"--{key}", f"{value!r} must be a positive finite number")
             spec = replace(spec, **{key: float(value)})
-        info = ARCHS[spec.arch]
-        filled = {
-            "bm": info.bm,
-            "bk": info.bk,
-            "num_warps": info.num_warps,
-            "num_stages": info.num_stages,
-            "group_m": info.group_m,
-        }
+        filled = tiling_defaults(spec.arch, spec.bn)
         filled.update(dgrad_defaults(spec.arch, spec.bn))
         filled = {
             k: getattr(spec, k) if getattr(spec, k) is not None else v for k, v in filled.items()
@@ -264,14 +272,7 @@ class Spec:
 
     @property
     def is_default_tiling(self) -> bool:
-        info = self.arch_info
-        return (self.bm, self.bk, self.num_warps, self.num_stages, self.group_m) == (
-            info.bm,
-            info.bk,
-            info.num_warps,
-            info.num_stages,
-            info.group_m,
-        )
+        return {k: getattr(self, k) for k in TILING} == tiling_defaults(self.arch, self.bn)
 
     @property
     def dgrad_tiling(self) -> dict[str, int]:

@@ -20,10 +20,9 @@ import tomllib
 from pathlib import Path
 
 from .bench import DEFAULT_SHAPES, BenchError, dgrad_step, load_module
-from .spec import Spec, SpecError
+from .spec import DGRAD, TILING, Spec, SpecError
 from .variants import load_variants
 
-TILING = ("bm", "bk", "num_warps", "num_stages", "group_m")
 CONSTANTS = {
     "bm": "BLOCK_M",
     "bk": "BLOCK_K",
@@ -39,7 +38,7 @@ GRID = {
     "group_m": (4, 8, 16, 32),
 }
 # the MLP backward's dgrad GEMM (dgrad_bn must also divide the variant's bn: checked by Spec)
-DGRAD_TILING = ("dgrad_bm", "dgrad_bn", "dgrad_bk", "dgrad_warps", "dgrad_stages")
+DGRAD_TILING = DGRAD
 DGRAD_CONSTANTS = {
     "dgrad_bm": "DG_BLOCK_M",
     "dgrad_bn": "DG_BLOCK_N",

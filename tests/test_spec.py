@@ -1,6 +1,6 @@
 import pytest
 
-from codegen.spec import ARCHS, Arch, Spec, SpecError
+from codegen.spec import ARCHS, Arch, Spec, SpecError, tiling_defaults
 
 
 def test_defaults_come_from_the_arch_table():
@@ -15,6 +15,22 @@ def test_defaults_come_from_the_arch_table():
         )
         assert spec.is_default_tiling
         assert spec.slug == f"glu_silu_bf16_bn128_{arch.value}"
+
+
+def test_narrow_chunks_take_the_arch_tables_deeper_k_step():
+    # sm90: BN=64 defaults to BK=128 (measured: perf log v0.8); the name carries no tiling
+    spec = Spec.create(act="swiglu_oai", bn=64, arch="sm90")
+    assert spec.bk == 128 and spec.is_default_tiling
+    assert spec.slug == "glu_swiglu_oai_bf16_bn64_sm90"
+    assert tiling_defaults(Arch.SM90, 64)["bk"] == 128
+    assert tiling_defaults(Arch.SM90, 128)["bk"] == ARCHS[Arch.SM90].bk
+    # asking for the table's plain BK is then a non-default tiling, named as such
+    plain = Spec.create(act="swiglu_oai", bn=64, arch="sm90", bk=64)
+    assert not plain.is_default_tiling
+    assert plain.slug == "glu_swiglu_oai_bf16_bn64_sm90_bm128_bk64_w8_s3_g16"
+    assert Spec.create(**{k: v for k, v in plain.to_dict().items() if k != "name"}) == plain
+    # arches without the entry keep their BK for narrow chunks
+    assert Spec.create(bn=64, arch="sm80").bk == ARCHS[Arch.SM80].bk
 
 
 def test_non_default_tiling_is_part_of_the_name():
