@@ -1,0 +1,66 @@
+"""The grouped backward's pieces on the GPU, each timed alone (interleaved rounds, medians):
+the forward-shaped grouped GEMM (the floor's unit), grad_x = grad_de @ W (grouped), grad_W =
+grad_de^T @ x (a reduction over each expert's tokens), the in-place factor pass, and the module's
+whole backward (fwd+bwd minus the forward).
+
+    PYTHONPATH=. python scripts/moe_backward_parts.py generated/glu_silu_bf16_bn128_sm90_grouped.py
+"""
+
+import statistics
+import sys
+
+import torch
+from triton.testing import do_bench
+
+from codegen.bench import load_module, routing_sizes
+
+SHAPES = [(16384, 4096, 14336, 8), (65536, 2048, 768, 128)]
+
+
+def main():
+    mod = load_module(sys.argv[1])
+    print(torch.cuda.get_device_name(), torch.__version__)
+    for T, K, N, E in SHAPES:
+        for routing in ("balanced", "ragged"):
+            torch.manual_seed(0)
+            offs = (
+                torch.tensor(routing_sizes(T, E, routing), device="cuda").cumsum(0).to(torch.int32)
+            )
+            x = torch.randn(T, K, device="cuda", dtype=mod.DTYPE)
+            w = (torch.randn(E, 2 * N, K, device="cuda") / K**0.5).to(mod.DTYPE)
+            g = torch.randn(T, 2 * N, device="cuda", dtype=mod.DTYPE)
+            dy = torch.randn(T, N, device="cuda", dtype=mod.DTYPE)
+            xg, wg = x.clone().requires_grad_(), w.clone().requires_grad_()
+
+            def step():
+                mod.grouped_glu(xg, wg, offs, check_offsets=False).backward(dy)
+                xg.grad = wg.grad = None
+
+            parts = {
+                "gmm forward x @ W^T": lambda: torch._grouped_mm(x, w.transpose(-2, -1), offs=offs),
+                "gmm grad_x = g @ W": lambda: torch._grouped_mm(g, w, offs=offs),
+                "gmm grad_W = g^T @ x": lambda: torch._grouped_mm(g.t(), x, offs=offs),
+                "factor pass (in place)": lambda: mod._launch_backward(dy, g, None, N),
+                "ours forward (factors)": lambda: mod._grouped_forward(x, w, offs, None, True),
+                "ours fwd+bwd": step,
+            }
+            ms = {k: [] for k in parts}
+            for _ in range(5):
+                for k, f in parts.items():
+                    ms[k].append(do_bench(f, warmup=10, rep=40, return_mode="median"))
+            med = {k: statistics.median(v) for k, v in ms.items()}
+            unit = med["gmm forward x @ W^T"]
+            print(f"{T},{K},{N},{E} {routing}")
+            for k, v in med.items():
+                print(f"  {k:26s} {v:8.3f} ms  {v / unit:6.3f}x gmm", flush=True)
+            rest = med["ours fwd+bwd"] - med["ours forward (factors)"]
+            known = (
+                med["gmm grad_x = g @ W"]
+                + med["gmm grad_W = g^T @ x"]
+                + med["factor pass (in place)"]
+            )
+            print(f"  backward {rest:.3f} ms = parts {known:.3f} + {rest - known:.3f} unattributed")
+
+
+if __name__ == "__main__":
+    main()
