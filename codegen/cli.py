@@ -396,6 +396,24 @@ def tune(module, shapes, variants_file, write, min_gain, groups, only):
         raise GenError(str(e)) from None
 
 
+@main.command("compile-check")
+@click.argument("modules", nargs=-1, required=True, metavar="MODULE.py...")
+@click.option("--no-usage", is_flag=True, help="Skip the ptxas register / spill report.")
+def compile_check(modules, no_usage):
+    """Compile every kernel of generated modules for their GPU target, here (no GPU needed)."""
+    from .compile_check import CompileCheckError, run_cli
+
+    missing = [m for m in modules if not Path(m).is_file()]
+    if missing:
+        raise GenError(f"no generated module at {', '.join(missing)}")
+    try:
+        ok = run_cli(modules, usage=not no_usage, echo=click.echo)
+    except CompileCheckError as e:
+        raise GenError(str(e)) from None
+    if not ok:
+        raise click.exceptions.Exit(1)
+
+
 def _check_targets(out: Path, files: dict[str, str]) -> None:
     """Only files that swiglu-gen wrote may be replaced (or compared): anything else at a
     target path (a user's own utils.py, a folder, an unreadable file) is exit 2."""
