@@ -88,8 +88,8 @@ ARCHS: dict[Arch, ArchInfo] = {
         group_m=16,
         # dgrad: 4 stages beat 3 by 10-15% (scripts/dgrad_sweep*.py, docs/perf-log.md)
         dgrad=(128, 128, 64, 8, 4),
-        # BN=64 ([128, 128] accumulator): BK=128 beat 64 by 6-12% in the forward, dense and
-        # grouped (gpt-oss shapes, perf log v0.8)
+        # BN=64 ([128, 128] accumulator): BK=128 beat 64 in the forward by 6-11% dense and
+        # 18-19% grouped (gpt-oss shapes, perf log v0.8)
         bk_by_bn=((64, 128),),
     ),
     # B200: 228 KiB per SM, TMA + tcgen05 (accumulator in tensor memory), so a deeper
