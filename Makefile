@@ -11,7 +11,7 @@ BIN := $(VENV)/bin
 VARIANTS := generated/variants.toml
 STAMP := $(VENV)/.installed
 
-.PHONY: env generate check test test-codegen test-generated format bench tune clean
+.PHONY: env generate check test test-codegen test-generated format bench tune compile-check clean
 
 env: $(STAMP)
 
@@ -52,3 +52,7 @@ bench: $(STAMP)
 TUNE_MODULE ?= generated/glu_silu_bf16_bn128_sm90.py
 tune: $(STAMP)
 	$(BIN)/swiglu-gen tune $(TUNE_MODULE) --write && $(MAKE) generate
+
+# Any machine: compile every generated module's kernels for its GPU target (no GPU needed).
+compile-check: $(STAMP)
+	env -u TRITON_INTERPRET $(BIN)/swiglu-gen compile-check generated/glu_*.py
