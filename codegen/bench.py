@@ -246,6 +246,9 @@ def bench_shape(mod, shape, do_compile=True, rounds=3, log=print):
     for name, model in mlp.items():
         params = [xg, *model.parameters()]
         mlp_steps[name] = (fwd_bwd(model, (xg,), dz), params)
+    if "fused" in mlp and hasattr(mod, "FUSED_DGRAD"):  # FusedMLP with the other dgrad path
+        step, params = mlp_steps["fused"]
+        mlp_steps["fused_alt_dgrad"] = (_flag_flipped(mod, "FUSED_DGRAD", step), params)
     log(f"  {shape}: MLP fwd+bwd ({', '.join(mlp)}), {rounds} interleaved rounds")
     measure_steps(mlp_steps, "mlp_", t, rounds, peak_mib, res)
     for name, model in mlp.items():
@@ -257,6 +260,20 @@ def bench_shape(mod, shape, do_compile=True, rounds=3, log=print):
     res["ours_train_fwd_tflops"] = flop_fwd / res["ours_train_fwd_ms"] / 1e9
     res["ours_fwd_bwd_tflops"] = 3 * flop_fwd / res["ours_fwd_bwd_ms"] / 1e9
     return res
+
+
+def _flag_flipped(mod, flag, step):
+    """step() with the module's boolean ``flag`` flipped for its duration."""
+
+    def flipped():
+        value = getattr(mod, flag)
+        setattr(mod, flag, not value)
+        try:
+            step()
+        finally:
+            setattr(mod, flag, value)
+
+    return flipped
 
 
 def _kept_mib(forward):
