@@ -71,6 +71,9 @@ VOCABULARY: dict[str, tuple[str, str]] = {
 }
 
 _SQRT_2_OVER_PI = "0.7978845608028654"
+# GeGLU (tanh): 2u = 2 sqrt(2/pi) (g + 0.044715 g^3) = g (A + B g^2), d(2u)/dg = A + 3 B g^2
+_GELU_TANH_A = 2 * 0.7978845608028654
+_GELU_TANH_B = _GELU_TANH_A * 0.044715
 _INV_SQRT_2 = "0.7071067811865476"
 _INV_SQRT_2PI = "0.3989422804014327"
 
@@ -116,15 +119,20 @@ ACTIVATIONS: dict[Act, Activation] = {
         Activation(
             act=Act.GELU_TANH,
             glu_name="GeGLU (tanh)",
-            description="gelu(g) with the tanh approximation; tanh(u) = 2 / (1 + exp(-2u)) - 1",
-            temps=(
-                ("u", f"{_SQRT_2_OVER_PI} * (gate + 0.044715 * gate * gate * gate)"),
-                ("t", "2.0 / (1.0 + exp(-2.0 * u)) - 1.0"),
-                ("du", f"{_SQRT_2_OVER_PI} * (1.0 + 3.0 * 0.044715 * gate * gate)"),
+            description=(
+                "gelu(g) with the tanh approximation, u = sqrt(2/pi) (g + 0.044715 g^3):"
+                " 0.5 g (1 + tanh u) = g * sigmoid(2u)"
             ),
-            out="left * (0.5 * gate * (1.0 + t))",
-            d_left="0.5 * gate * (1.0 + t)",
-            d_gate="left * (0.5 * (1.0 + t) + 0.5 * gate * (1.0 - t * t) * du)",
+            # The sigmoid form: one exp and one division, no 1 + tanh(u) cancelling for g << 0,
+            # and fewer live temporaries in the forward's epilogue than the tanh form.
+            temps=(
+                ("g2", "gate * gate"),
+                ("s", f"1.0 / (1.0 + exp(-gate * ({_GELU_TANH_A!r} + {_GELU_TANH_B!r} * g2)))"),
+                ("gs", "gate * s"),
+            ),
+            out="left * gs",
+            d_left="gs",
+            d_gate=f"left * (s + gs * (1.0 - s) * ({_GELU_TANH_A!r} + {3 * _GELU_TANH_B!r} * g2))",
             torch_act='F.gelu(gate, approximate="tanh")',
             hf_act="gelu_pytorch_tanh",
         ),
