@@ -373,9 +373,10 @@ def bench(modules, shapes, out_dir, no_compile):
     "groups",
     type=click.Choice(["forward", "dgrad"]),
     multiple=True,
-    default=("forward", "dgrad"),
+    default=("forward",),
     show_default=True,
-    help="Which tiling to tune (repeatable): the forward GEMM, the MLP backward's dgrad GEMM.",
+    help="Which tiling to tune (repeatable): the forward GEMM; the MLP backward's fused dgrad "
+    "GEMM (used only when the module's FUSED_DGRAD is True).",
 )
 @click.option(
     "--only",

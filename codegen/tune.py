@@ -2,8 +2,9 @@
 into the variants file, so that `make generate` reproduces them.
 
 Two groups are tuned, each on its own kernel: the forward GEMM (BLOCK_M, BLOCK_K, NUM_WARPS,
-NUM_STAGES, GROUP_M; timed: the training forward) and the MLP backward's dgrad GEMM (DG_BLOCK_M,
-DG_BLOCK_N, DG_BLOCK_K, DG_NUM_WARPS, DG_NUM_STAGES; timed: dY @ W_down with its GLU epilogue).
+NUM_STAGES, GROUP_M; timed: the training forward) and, when asked for (`--kernel dgrad`), the
+MLP backward's fused dgrad GEMM (DG_BLOCK_M, DG_BLOCK_N, DG_BLOCK_K, DG_NUM_WARPS,
+DG_NUM_STAGES; timed: dY @ W_down with its GLU epilogue; run only with FUSED_DGRAD = True).
 The constants are read at call time, so candidates are timed by setting them on the loaded
 module: no re-rendering, no autotuning at import.  Each candidate is first checked against the
 float32 reference.  The score is the geometric mean over the shapes of the kernel's time relative
@@ -248,7 +249,7 @@ def run_cli(
     variants_path: Path,
     write: bool,
     min_gain: float,
-    groups=("forward", "dgrad"),
+    groups=("forward",),
     only=(),
 ) -> None:
     """`swiglu-gen tune`: raises BenchError (or the variants file's GenError) for what the user
