@@ -74,9 +74,10 @@ def _scenarios(mod):
         yield "MLP forward (preactivation)", lambda: mod._launch_forward(
             x, w, None, out, h, h, N, mod.WRITE_PREACT
         )
-        yield "MLP backward pass", lambda: mod._launch_mlp_backward(
-            torch.randn(M, N).to(dt), h, True
-        )
+        if hasattr(mod, "_launch_mlp_backward"):  # modules generated since v0.9
+            yield "MLP backward pass", lambda: mod._launch_mlp_backward(
+                torch.randn(M, N).to(dt), h, True
+            )
         for name, d in (("MLP dgrad", D), ("MLP dgrad, pointer loads", D + 4)):
             dz, wd = torch.randn(M, d).to(dt), torch.randn(d, N).to(dt)
             yield name, lambda dz=dz, wd=wd: mod._launch_dgrad(

@@ -20,6 +20,11 @@ BLACK_LINE_LENGTH = 100
 # Tiling of the memory-bound backward kernel: [32, 128] elements per program, or CHUNK wide.
 BWD_BLOCK_M = 32
 BWD_BLOCK_N_MAX = 128
+# The grouped forward loads a tile's packed bias before its K loop (hiding the load's latency)
+# when the bias row is at most this many columns (2 * bn): measured on an H200 at bn 64, 6-8%
+# faster; a 256-column bias held across the loop spills registers (bn 128: 456 B vs 92 B) and
+# the same prefetch in the dense bn 128 kernel was 3% slower (docs/perf-log.md v0.9).
+BIAS_PREFETCH_MAX_COLUMNS = 128
 
 
 def template_dir():
@@ -118,6 +123,7 @@ def context(spec: Spec) -> dict:
         **spec.dgrad_tiling,
         "bwd_block_m": BWD_BLOCK_M,
         "bwd_block_n": min(spec.bn, BWD_BLOCK_N_MAX),
+        "bias_before_loop": 2 * spec.bn <= BIAS_PREFETCH_MAX_COLUMNS,
     }
 
 
