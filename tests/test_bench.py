@@ -1,6 +1,7 @@
 """The bench's argument handling, its no-GPU error and its report (CPU; the timing needs a GPU)."""
 
 import json
+import types
 
 import pytest
 import torch
@@ -116,6 +117,24 @@ def test_table_and_json_report():
     )
     text = bench.table([row])
     assert "6.060 (1.010x)" in text and "200/300/400" in text and "1.020" in text
+    # and the other dgrad path's time (FUSED_DGRAD flipped), when it was measured
+    row["mlp_fused_alt_dgrad_fwd_bwd_ms"] = 6.543
+    assert "6.543" in bench.table([row])
+
+
+def test_flag_flipped_runs_the_step_with_the_flag_flipped_and_restores_it():
+    mod = types.SimpleNamespace(FUSED_DGRAD=False)
+    seen = []
+    step = bench._flag_flipped(mod, "FUSED_DGRAD", lambda: seen.append(mod.FUSED_DGRAD))
+    step()
+    assert seen == [True] and mod.FUSED_DGRAD is False
+
+    def boom():
+        raise RuntimeError("step failed")
+
+    with pytest.raises(RuntimeError, match="step failed"):
+        bench._flag_flipped(mod, "FUSED_DGRAD", boom)()
+    assert mod.FUSED_DGRAD is False  # restored even when the step raises
 
 
 GROUPED_RUN = r"""
