@@ -15,11 +15,13 @@ from triton.testing import do_bench
 sys.path.insert(0, ".")
 from codegen.bench import load_module
 
-dev, dt = "cuda", torch.bfloat16
-for v in ("gelu_bf16_bn128_sm90", "silu_bf16_bn128_sm90", "gelu_tanh_bf16_bn128_sm90"):
+dev = "cuda"
+variants = sys.argv[1:] or ("gelu_bf16_bn128_sm90", "silu_bf16_bn128_sm90", "gelu_tanh_bf16_bn128_sm90")
+for v in variants:
     old = load_module(f"build/ab/old_{v}.py")
     new = load_module(f"build/ab/new_{v}.py")
-    for M, K, N in ((8192, 4096, 14336), (4096, 2048, 5632)):
+    dt = old.DTYPE
+    for M, K, N in ((8192, 4096, 14336), (4096, 2048, 5632), (65536, 1024, 2816)):
         x = torch.randn(M, K, device=dev, dtype=dt)
         w = (torch.randn(2 * N, K, device=dev) / K**0.5).to(dt)
         fns = {
