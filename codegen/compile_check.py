@@ -68,6 +68,11 @@ def _scenarios(mod):
     yield "forward, bias", lambda: mod.glu_forward(x, w, bias=bias, save_factors=True)
     yield "forward, pointer loads", lambda: mod.glu_forward(xp, wp, save_factors=True)
     yield "backward factors", lambda: mod.glu_backward_factors_(dy, torch.randn(M, 2 * N).to(dt))
+    if hasattr(mod, "UNFUSED_MAX_ROWS"):  # modules generated since v0.10
+        m = min(16, mod.UNFUSED_MAX_ROWS)
+        yield "forward, few rows (cuBLAS + pass)", lambda: mod.glu_forward(
+            x[:m], w, save_factors=True
+        )
     if hasattr(mod, "_launch_dgrad"):
         h = torch.randn(M, 2 * N).to(dt)
         out = torch.empty(M, N, dtype=dt)

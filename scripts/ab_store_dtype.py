@@ -16,7 +16,11 @@ sys.path.insert(0, ".")
 from codegen.bench import load_module
 
 dev = "cuda"
-variants = sys.argv[1:] or ("gelu_bf16_bn128_sm90", "silu_bf16_bn128_sm90", "gelu_tanh_bf16_bn128_sm90")
+variants = sys.argv[1:] or (
+    "gelu_bf16_bn128_sm90",
+    "silu_bf16_bn128_sm90",
+    "gelu_tanh_bf16_bn128_sm90",
+)
 for v in variants:
     old = load_module(f"build/ab/old_{v}.py")
     new = load_module(f"build/ab/new_{v}.py")

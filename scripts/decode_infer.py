@@ -35,10 +35,12 @@ def main(path):
     dev, dt = "cuda", mod.DTYPE
     eager = _eager_glu(mod)
     print(f"{mod.SPEC['name']}: inference forward, GPU us (graph replay) and eager us per call")
-    print("M x K x N | cuBLAS GEMM | eager GLU | ours | ours/eager (GPU) | eager-mode us: eager / ours")
+    print(
+        "M x K x N | cuBLAS GEMM | eager GLU | ours | ours/eager (GPU) | eager-mode us: eager / ours"
+    )
     for K, N in ((4096, 14336), (2048, 5632), (8192, 28672)):
         w = (torch.randn(2 * N, K, device=dev) / K**0.5).to(dt)
-        w_cat = torch.cat([w[: N], w[N:]])  # any [2N, K] weight: timing only
+        w_cat = torch.cat([w[:N], w[N:]])  # any [2N, K] weight: timing only
         for M in (1, 4, 16, 64, 256, 512):
             x = torch.randn(M, K, device=dev, dtype=dt)
             with torch.no_grad():

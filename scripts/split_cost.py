@@ -62,10 +62,18 @@ def main(path, shapes):
             "one: grad_x mm": lambda: torch.mm(G, wd),
             "one: grad_W mm": lambda: torch.mm(G.t(), xd),
             "split: grad_x mm+addmm": lambda: torch.mm(fa, wd[:N]).addmm_(fb, wd[N:]),
-            "split: grad_W 2 mm + cat": lambda: torch.cat([torch.mm(fa.t(), xd), torch.mm(fb.t(), xd)]),
+            "split: grad_W 2 mm + cat": lambda: torch.cat(
+                [torch.mm(fa.t(), xd), torch.mm(fb.t(), xd)]
+            ),
         }
         r = interleaved(
-            {"fwd+bwd one": step(False), "fwd+bwd split": step(True), "fwd one": fwd(False), "fwd split": fwd(True), **pieces}
+            {
+                "fwd+bwd one": step(False),
+                "fwd+bwd split": step(True),
+                "fwd one": fwd(False),
+                "fwd split": fwd(True),
+                **pieces,
+            }
         )
         peaks = {}
         for name, split in (("one", False), ("split", True)):
