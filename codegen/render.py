@@ -25,11 +25,11 @@ BWD_BLOCK_N_MAX = 128
 # faster; a 256-column bias held across the loop spills registers (bn 128: 456 B vs 92 B) and
 # the same prefetch in the dense bn 128 kernel was 3% slower (docs/perf-log.md v0.9).
 BIAS_PREFETCH_MAX_COLUMNS = 128
-# The grouped TMA forward gives 64-column chunks tiles of two chunks (a 128 x 256 accumulator,
-# the K step of the arch table: the 128-column variants' GEMM shape): gpt-oss E=32 forward
+# The TMA forwards give 64-column chunks tiles of two chunks (a 128 x 256 accumulator, the K
+# step of the arch table: the 128-column variants' GEMM shape): grouped gpt-oss E=32 forward
 # 1.26 -> 1.10x one torch._grouped_mm (balanced), 1.14 -> 1.00x (skewed) on an H200, outputs
 # bit-identical (docs/perf-log.md v0.10).
-GROUPED_TILE_COLUMNS = 128
+TILE_COLUMNS = 128
 
 
 def template_dir():
@@ -130,17 +130,17 @@ def context(spec: Spec) -> dict:
         "bwd_block_m": BWD_BLOCK_M,
         "bwd_block_n": min(spec.bn, BWD_BLOCK_N_MAX),
         "bias_before_loop": 2 * spec.bn <= BIAS_PREFETCH_MAX_COLUMNS,
-        **_grouped_tiling(spec, info),
+        **_tma_tiling(spec, info),
     }
 
 
-def _grouped_tiling(spec: Spec, info) -> dict:
-    """The grouped TMA forward's tile: 1 or 2 chunks (2 for 64-column chunks), its K step and
-    whether its bias row is loaded before the K loop."""
-    chunks = 2 if info.tma and spec.bn * 2 == GROUPED_TILE_COLUMNS else 1
+def _tma_tiling(spec: Spec, info) -> dict:
+    """The TMA forwards' tile: 1 or 2 chunks (2 for 64-column chunks) and its K step; whether
+    the grouped kernel loads its bias row before the K loop."""
+    chunks = 2 if info.tma and spec.bn * 2 == TILE_COLUMNS else 1
     return {
-        "grouped_tile_chunks": chunks,
-        "grouped_block_k": min(spec.bk, info.bk) if chunks == 2 else spec.bk,
+        "tile_chunks": chunks,
+        "tile_block_k": min(spec.bk, info.bk) if chunks == 2 else spec.bk,
         "grouped_bias_before_loop": 2 * spec.bn * chunks <= BIAS_PREFETCH_MAX_COLUMNS,
     }
 
