@@ -99,6 +99,10 @@ def _scenarios(mod):
         yield "grouped forward, pointer loads", lambda: mod._grouped_forward(
             xp, wep, offs, None, True
         )
+        if hasattr(mod, "_launch_grouped_backward_bias"):  # modules generated since v0.11
+            yield "grouped backward + bias sums", lambda: mod._launch_grouped_backward_bias(
+                dy, torch.randn(M, 2 * N).to(dt), offs
+            )
 
 
 def capture_launches(path: Path) -> tuple[object, list[Launch]]:

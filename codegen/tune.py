@@ -21,6 +21,7 @@ import tomllib
 from pathlib import Path
 
 from .bench import DEFAULT_SHAPES, BenchError, dgrad_step, load_module
+from .render import tma_tiling
 from .spec import DGRAD, TILING, Spec, SpecError
 from .variants import load_variants
 
@@ -83,9 +84,15 @@ def current_tiling(module, group: str = "forward") -> dict:
 
 
 def apply_tiling(module, tiling: dict) -> None:
+    """Set a tiling's constants on the module, and the TMA tiles' K step derived from it
+    (TILE_BLOCK_K: what `make generate` would render for that tiling)."""
     constants = {**CONSTANTS, **DGRAD_CONSTANTS}
     for k, v in tiling.items():
         setattr(module, constants[k], v)
+    if hasattr(module, "TILE_BLOCK_K"):  # TMA modules
+        spec = Spec.create(**{**module.SPEC, **current_tiling(module)})
+        derived = tma_tiling(spec, spec.arch_info)
+        module.TILE_BLOCK_K = derived["tile_block_k"]
 
 
 def parse_only(items) -> dict:

@@ -55,6 +55,25 @@ def test_tune_picks_the_fastest_and_restores_the_module():
     assert tune_mod.current_tiling(mod) == baseline  # the module is left as it was
 
 
+def test_apply_tiling_sets_the_tma_tiles_constants_as_rendered():
+    """The TMA kernels read TILE_BLOCK_K (derived at render time): a candidate must change it
+    as `make generate` would, or tune times the same kernel for every BK."""
+    from codegen.bench import load_module
+
+    mod = load_module(ROOT / "generated" / "glu_silu_bf16_bn128_sm90.py")
+    base = tune_mod.current_tiling(mod)
+    tune_mod.apply_tiling(mod, {**base, "bk": 32, "num_stages": 4})
+    assert (mod.BLOCK_K, mod.TILE_BLOCK_K, mod.NUM_STAGES) == (32, 32, 4)
+    tune_mod.apply_tiling(mod, base)
+    assert (mod.BLOCK_K, mod.TILE_BLOCK_K) == (64, 64)
+    # two 64-column chunks per TMA tile: its K step is the arch table's, whatever BLOCK_K
+    two = load_module(ROOT / "generated" / "glu_swiglu_oai_bf16_bn64_sm90.py")
+    tune_mod.apply_tiling(two, {**tune_mod.current_tiling(two), "bk": 32})
+    assert (two.BLOCK_K, two.TILE_BLOCK_K) == (32, 32)
+    tune_mod.apply_tiling(two, {**tune_mod.current_tiling(two), "bk": 128})
+    assert (two.BLOCK_K, two.TILE_BLOCK_K) == (128, 64)
+
+
 def test_the_current_tiling_scores_one_on_a_drifting_clock():
     """The bias of issue 8: the baseline timed once up front on a cold/fast GPU, candidates later
     on a slower one, scored every candidate (the current tiling too) >= 1.06x.  Interleaved
