@@ -68,6 +68,11 @@ def _scenarios(mod):
     yield "forward, bias", lambda: mod.glu_forward(x, w, bias=bias, save_factors=True)
     yield "forward, pointer loads", lambda: mod.glu_forward(xp, wp, save_factors=True)
     yield "backward factors", lambda: mod.glu_backward_factors_(dy, torch.randn(M, 2 * N).to(dt))
+    if hasattr(mod, "BIAS_ROWS"):  # modules generated since v0.11
+        sums = torch.empty(mod._cdiv(M, mod.BIAS_ROWS), 2 * N)
+        yield "backward factors + bias sums", lambda: mod._launch_backward(
+            dy, torch.randn(M, 2 * N).to(dt), None, N, sums
+        )
     if hasattr(mod, "UNFUSED_MAX_ROWS"):  # modules generated since v0.10
         m = min(16, mod.UNFUSED_MAX_ROWS)
         yield "forward, few rows (cuBLAS + pass)", lambda: mod.glu_forward(

@@ -20,12 +20,11 @@ BLACK_LINE_LENGTH = 100
 # Tiling of the memory-bound backward kernel: [32, 128] elements per program, or CHUNK wide.
 BWD_BLOCK_M = 32
 BWD_BLOCK_N_MAX = 128
-# Rows per program of the grouped backward pass when it also sums grad_de for the expert
-# biases' gradient: at most BIAS_ROWS rows of one expert each; the partial sums are
-# [T / BIAS_ROWS + E, 2N] float32, 1/32 of grad_de's bytes.  (256 rows: fewer programs, and
-# the dense pass with these sums measured 2.5% slower at 4096x2048x5632 than a separate column
-# sum, which the dense path keeps; H200, perf log v0.11.)
-BIAS_ROWS = 64
+# Rows per program of the backward pass when it also sums grad_de for the bias gradient (of
+# one expert in the grouped pass): the partial sums are [M / BIAS_ROWS (+ E), 2N] float32,
+# 1/128 of grad_de's bytes.  256 rows beat 64 on the H200 (gpt-oss dense and E=32 grouped,
+# perf log v0.11).
+BIAS_ROWS = 256
 # The grouped forward loads a tile's packed bias before its K loop (hiding the load's latency)
 # when the bias row is at most this many columns (2 * bn): measured on an H200 at bn 64, 6-8%
 # faster; a 256-column bias held across the loop spills registers (bn 128: 456 B vs 92 B) and
