@@ -23,6 +23,11 @@ def main():
     ap.add_argument("--shape", action="append", required=True)
     ap.add_argument("--mlp", action="store_true")
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument(
+        "--stubbed",
+        action="store_true",
+        help="also each module with its Triton launches stubbed out (the Python and cuBLAS alone)",
+    )
     args = ap.parse_args()
     mods = {f"{i}:{p.rsplit('/', 1)[-1]}": load_module(p) for i, p in enumerate(args.modules)}
     first = next(iter(mods.values()))
@@ -46,6 +51,25 @@ def main():
                 mod.glu(x, w).backward(dy)
 
             steps[name] = step
+        if args.stubbed:
+            for name, path in zip(list(mods), args.modules):
+                stub = load_module(path)  # its own copy: only this one's launches are stubbed
+                stub._launch = lambda *a, **k: None
+                steps[f"{name}, launches stubbed"] = lambda stub=stub: stub.glu(x, w).backward(dy)
+
+        class Bare(torch.autograd.Function):  # the Function, its buffers and the two GEMMs
+            @staticmethod
+            def forward(ctx, x, w):
+                f = torch.empty((M, 2 * N), device=x.device, dtype=dt)
+                ctx.save_for_backward(x, w, f)
+                return torch.empty((M, N), device=x.device, dtype=dt)
+
+            @staticmethod
+            def backward(ctx, g):
+                x, w, f = ctx.saved_tensors
+                return torch.mm(f, w), torch.mm(f.t(), x)
+
+        steps["bare Function + 2 mm"] = lambda: Bare.apply(x, w).backward(dy)
         steps["eager"] = lambda: eager_glu(x, wc).backward(dy)
         if args.mlp:
             for name, mod in mods.items():
