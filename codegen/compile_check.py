@@ -120,7 +120,9 @@ def capture_launches(path: Path) -> tuple[object, list[Launch]]:
     launches, current = [], [""]
 
     def record(kernel, grid, key, args, device, num_warps, num_stages):
-        launches.append(Launch(current[0], kernel, tuple(args), num_warps, num_stages))
+        # TMA descriptors come as (tensor, block shape) since v0.12: Triton's objects here
+        args = tuple(mod._descriptor(*a) if type(a) is tuple else a for a in args)
+        launches.append(Launch(current[0], kernel, args, num_warps, num_stages))
 
     mod._launch = record
     mod._check_device = lambda device: 132  # the launchers' device check: no GPU here

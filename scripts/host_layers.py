@@ -77,7 +77,7 @@ def main():
     bwd_launch()
     torch.cuda.synchronize()
     ((key, compiled),) = [
-        (k, c[0]) for k, c in mod._COMPILED.items() if k[0] is mod._glu_fwd_tma_kernel
+        (k, c[0]) for k, c in mod._COMPILED.items() if k[0] is mod._glu_fwd_tma_kernel.fn
     ]
     # the forward's launch arguments as _launch_forward builds them
     descs = (

@@ -4,6 +4,10 @@ them (checks, descriptors, launch keys, the autograd.Function), against a bare
 autograd.Function that allocates the same buffers and returns preallocated gradients.
 
     PYTHONPATH=. python scripts/host_python_cpu.py generated/glu_silu_bf16_bn128_sm90.py [--profile]
+        [--launch-path]
+
+With --launch-path the module's own _launch runs too (key lookup, the direct launcher's argument
+expansion), with only Triton's C launcher and tensor-map encoder replaced by no-ops.
 
 Prints µs per fwd+bwd step (median of 5 rounds of 2000 steps) for both; with --profile, a
 cProfile of ours.  A GPU host runs the same Python (plus the real launches and GEMMs), so a
@@ -21,10 +25,57 @@ sys.path.insert(0, ".")
 from codegen.bench import load_module  # noqa: E402
 
 
+def _fake_direct_launches(mod):
+    """Let _launch run as on a GPU with triton 3.6: every kernel it is asked for is found
+    "compiled" (first use: an entry with a _DirectLaunch whose C launcher and encoder do nothing).
+    """
+    mod._INTERPRET = False
+    torch.cuda.current_device = lambda: None  # a CPU tensor's device index
+    mod._CURRENT_STREAM = lambda index: 0
+
+    class Compiled:
+        function, packed_metadata = 0, (8, 1, 0)
+
+        class run:
+            launch_cooperative_grid = launch_pdl = False
+
+    meta = {
+        "swizzle": 3,
+        "elem_size": 2,
+        "elem_type": 10,
+        "block_size": [64, 64],
+        "fp4_padded": False,
+    }
+    real = mod._launch
+
+    seen = set()
+
+    def first_use(kernel, grid, key, args, device, num_warps, num_stages):
+        if (id(kernel), *key) not in seen:  # the entry under the key _launch looks up
+            seen.add((id(kernel), *key))
+            descs = [
+                i
+                for i, a in enumerate(args)
+                if type(a) is tuple or type(a).__name__ == "TensorDescriptor"
+            ]
+            direct = mod._DirectLaunch(
+                Compiled(), lambda *a: None, tuple(descs), (meta,) * len(descs), lambda *a: 0
+            )
+            entry = (Compiled(), direct)
+            for k in (kernel, kernel.fn):  # modules of v0.12 key on kernel.fn, before on kernel
+                mod._COMPILED[(k, device.index, num_warps, num_stages, *key)] = entry
+        real(kernel, grid, key, args, device, num_warps, num_stages)
+
+    mod._launch = first_use
+
+
 def main():
     mod = load_module(sys.argv[1])
     mod._check_device = lambda device: 132  # no CUDA device here
-    mod._launch = lambda *args, **kwargs: None  # the kernel launch itself
+    if "--launch-path" in sys.argv:
+        _fake_direct_launches(mod)
+    else:
+        mod._launch = lambda *args, **kwargs: None  # the kernel launch itself
     mod._tma_ok = lambda *tensors: True  # the TMA path (descriptors) as on an H200
     mod.UNFUSED_MAX_ROWS = 0  # the fused forward (no cuBLAS call)
     M, K, N = 512, 64, mod.CHUNK
