@@ -3,7 +3,7 @@ launches and GEMMs are stubbed out (tiny CPU tensors), so what is timed is the P
 them (checks, descriptors, launch keys, the autograd.Function), against a bare
 autograd.Function that allocates the same buffers and returns preallocated gradients.
 
-    PYTHONPATH=. python scripts/host_python_cpu.py generated/glu_silu_bf16_bn128_sm90.py [--profile]
+    PYTHONPATH=. python scripts/host_python_cpu.py MODULE.py [MODULE.py ...] [--profile]
         [--launch-path]
 
 With --launch-path the module's own _launch runs too (key lookup, the direct launcher's argument
@@ -69,20 +69,30 @@ def _fake_direct_launches(mod):
     mod._launch = first_use
 
 
-def main():
-    mod = load_module(sys.argv[1])
+def _prepare(path, launch_path):
+    mod = load_module(path)
     mod._check_device = lambda device: 132  # no CUDA device here
-    if "--launch-path" in sys.argv:
+    if launch_path:
         _fake_direct_launches(mod)
     else:
         mod._launch = lambda *args, **kwargs: None  # the kernel launch itself
-    mod._tma_ok = lambda *tensors: True  # the TMA path (descriptors) as on an H200
     mod.UNFUSED_MAX_ROWS = 0  # the fused forward (no cuBLAS call)
-    M, K, N = 512, 64, mod.CHUNK
-    x = torch.randn(M, K, dtype=mod.DTYPE, requires_grad=True)
-    w = torch.randn(2 * N, K, dtype=mod.DTYPE, requires_grad=True)
-    dy = torch.randn(M, N, dtype=mod.DTYPE)
+    return mod
+
+
+def main():
+    paths = [a for a in sys.argv[1:] if not a.startswith("--")]
+    mods = {
+        f"{i}:{p.rsplit('/', 1)[-1]}": _prepare(p, "--launch-path" in sys.argv)
+        for i, p in enumerate(paths)
+    }
+    first = next(iter(mods.values()))
+    M, K, N = 512, 64, first.CHUNK
+    x = torch.randn(M, K, dtype=first.DTYPE, requires_grad=True)
+    w = torch.randn(2 * N, K, dtype=first.DTYPE, requires_grad=True)
+    dy = torch.randn(M, N, dtype=first.DTYPE)
     grad_x, grad_w = torch.empty_like(x), torch.empty_like(w)
+    assert all(m._tma_ok(x, w) for m in mods.values() if hasattr(m, "_tma_ok"))  # the TMA path
 
     def no_gemm(a, b, out=None):  # torch.mm -> the preallocated gradient (no CPU GEMM)
         return grad_x if a.shape[0] == M else grad_w
@@ -102,33 +112,36 @@ def main():
             ctx.saved_tensors
             return grad_x, grad_w
 
-    def ours():
-        mod.glu(x, w).backward(dy)
-        x.grad = w.grad = None
+    def step(fn):
+        def run():
+            fn(x, w).backward(dy)
+            x.grad = w.grad = None
 
-    def bare():
-        Bare.apply(x, w).backward(dy)
-        x.grad = w.grad = None
+        return run
 
-    for fn in (ours, bare) * 300:
+    steps = {name: step(m.glu) for name, m in mods.items()}
+    steps["bare"] = step(Bare.apply)
+    for fn in list(steps.values()) * 300:
         fn()
-    times = {"ours": [], "bare": []}
-    for _ in range(5):
-        for name, fn in (("ours", ours), ("bare", bare)):
+    times = {k: [] for k in steps}
+    for _ in range(15):  # interleaved rounds: this machine's speed drifts
+        for name, fn in steps.items():
             t0 = time.perf_counter()
-            for _ in range(2000):
+            for _ in range(1000):
                 fn()
-            times[name].append((time.perf_counter() - t0) / 2000 * 1e6)
+            times[name].append((time.perf_counter() - t0) / 1000 * 1e6)
     med = {k: statistics.median(v) for k, v in times.items()}
-    print(f"{mod.SPEC['name']}: µs per fwd+bwd step, Python only (launches and GEMMs stubbed)")
     print(
-        f"  ours {med['ours']:.1f}  bare autograd.Function {med['bare']:.1f}  difference {med['ours'] - med['bare']:.1f}"
+        "µs per fwd+bwd step, Python only (launches and GEMMs stubbed), medians of 15 interleaved rounds"
     )
+    for name in steps:
+        extra = statistics.median(a - b for a, b in zip(times[name], times["bare"]))
+        print(f"  {name:44s} {med[name]:7.1f}  (over bare autograd.Function: {extra:6.1f})")
     if "--profile" in sys.argv:
         prof = cProfile.Profile()
         prof.enable()
         for _ in range(3000):
-            ours()
+            steps[next(iter(mods))]()
         prof.disable()
         pstats.Stats(prof).sort_stats("tottime").print_stats(25)
 
