@@ -120,8 +120,9 @@ def capture_launches(path: Path) -> tuple[object, list[Launch]]:
     launches, current = [], [""]
 
     def record(kernel, grid, key, args, device, num_warps, num_stages):
-        # TMA descriptors come as (tensor, block shape) since v0.12: Triton's objects here
-        args = tuple(mod._descriptor(*a) if type(a) is tuple else a for a in args)
+        # TMA descriptors come as (tensor, block shape) since v0.12: the module's own
+        # _descriptors makes Triton's objects of them (older modules pass the objects)
+        args = mod._descriptors(args) if hasattr(mod, "_descriptors") else tuple(args)
         launches.append(Launch(current[0], kernel, args, num_warps, num_stages))
 
     mod._launch = record

@@ -14,17 +14,6 @@ import torch
 from codegen.bench import _eager_glu, host_us, load_module
 
 
-def _raw_launcher(compiled):
-    """The C launcher under Triton's descriptor wrapper (triton 3.6's layout), or None."""
-    launch = getattr(compiled.run, "launch", None)
-    if launch is None or launch.__closure__ is None:
-        return None
-    for cell in launch.__closure__:
-        if type(cell.cell_contents).__name__ == "builtin_function_or_method":
-            return cell.cell_contents
-    return None
-
-
 def main():
     mod = load_module(sys.argv[1])
     M, K, N = (int(v) for v in sys.argv[2:5]) if len(sys.argv) > 4 else (1024, 1024, 1024)
@@ -76,21 +65,18 @@ def main():
     fwd_launch()
     bwd_launch()
     torch.cuda.synchronize()
-    ((key, compiled),) = [
-        (k, c[0]) for k, c in mod._COMPILED.items() if k[0] is mod._glu_fwd_tma_kernel.fn
+    ((key, (compiled, direct)),) = [
+        (k, c) for k, c in mod._COMPILED.items() if k[0] is mod._glu_fwd_tma_kernel.fn
     ]
-    # the forward's launch arguments as _launch_forward builds them
-    descs = (
-        mod._descriptor(xd, [mod.BLOCK_M, mod.TILE_BLOCK_K]),
-        mod._descriptor(wd, [2 * mod.CHUNK * mod.TILE_CHUNKS, mod.TILE_BLOCK_K]),
-        mod._descriptor(out, [mod.BLOCK_M, mod.CHUNK]),
-        mod._descriptor(fac, [mod.BLOCK_M, mod.CHUNK]),
-        None,
-    )
+    # the forward's launch arguments as _launch_forward builds them: (tensor, block) pairs for
+    # the descriptors (the direct launch), TensorDescriptor objects for CompiledKernel.run
     num_sms = torch.cuda.get_device_properties(0).multi_processor_count
     constexprs = (mod.BLOCK_M, mod.CHUNK, mod.TILE_BLOCK_K, mod.GROUP_M, num_sms, 1, False, False)
     split_tiles = mod._cdiv(N // mod.CHUNK, mod.TILE_CHUNKS)
-    args = (*descs, wd, M, N, K, split_tiles, *constexprs)
+    blocks = ((mod.BLOCK_M, mod.TILE_BLOCK_K), (2 * mod.CHUNK * mod.TILE_CHUNKS, mod.TILE_BLOCK_K))
+    blocks += ((mod.BLOCK_M, mod.CHUNK),) * 2
+    specs = (*zip((xd, wd, out, fac), blocks), None, wd, M, N, K, split_tiles, *constexprs)
+    args = mod._descriptors(specs)
     tiles = mod._cdiv(M, mod.BLOCK_M) * mod._cdiv(N // mod.CHUNK, mod.TILE_CHUNKS)
     grid = (min(num_sms, tiles), 1, 1)
     stream = torch.cuda.current_stream().cuda_stream
@@ -117,56 +103,15 @@ def main():
         "torch.empty [M, 2N]": lambda: torch.empty((M, 2 * N), device=dev, dtype=dt),
         "torch.mm(fac, w)": lambda: torch.mm(fac, wd),
     }
-    raw = _raw_launcher(compiled)
-    if raw is not None:
-        meta = compiled.metadata.tensordesc_meta
-        utils = mod.triton.runtime.driver.active.utils
-        fill = getattr(utils, "fill_tma_descriptor", None) or utils.fill_tma_descriptor_tiled
-        from triton.backends.nvidia.driver import TMA_DTYPE_DEVICE_TO_HOST as host_dtype
+    if direct is not None:  # the module's own direct launch (triton 3.6's launcher layout)
 
-        def encode(d, m):
-            dtype = host_dtype[m["elem_type"]]
-            return fill(
-                d.base.data_ptr(),
-                m["swizzle"],
-                m["elem_size"],
-                dtype,
-                m["block_size"],
-                d.shape,
-                d.strides,
-                0,
-            )
+        def direct_launch():
+            direct(grid, stream, specs)
 
-        maps = [encode(d, m) for d, m in zip(descs[:4], meta)]
-        expanded = []
-        for d, cu in zip(descs[:4], maps):
-            expanded += [cu, *d.shape, *d.strides]
-        # the fifth (unused) descriptor is None: the wrapper passes it through as is
-        flat = (*expanded, None, *args[5:])
-
-        def raw_launch():
-            raw(
-                *grid,
-                stream,
-                compiled.function,
-                False,
-                False,
-                None,
-                None,
-                compiled.packed_metadata,
-                None,
-                None,
-                None,
-                *flat,
-            )
-
-        try:
-            raw_launch()
-            torch.cuda.synchronize()
-            rows["raw C launch (tensor maps cached)"] = raw_launch
-            rows["one tensor-map encode"] = lambda: encode(descs[0], meta[0])
-        except Exception as e:  # noqa: BLE001 - diagnostic only
-            print(f"raw launch failed: {e!r}")
+        rows["direct C launch (tensor maps cached)"] = direct_launch
+        rows["one tensor-map encode"] = lambda: direct.encode(
+            xd.data_ptr(), *direct.metas[0], xd.shape, xd.stride(), 0
+        )
     fac2 = torch.empty((M, 2 * N), device=dev, dtype=dt)
     needs = (True, True, False)
     rows["_backward alone (no free)"] = lambda: mod._backward(dy, xd, wd, fac2, None, needs, False)
@@ -199,15 +144,15 @@ def main():
         text = io.StringIO()
         pstats.Stats(prof, stream=text).sort_stats("tottime").print_stats(22)
         print("\n".join(text.getvalue().splitlines()[4:34]))
-    # correctness of the raw path: same output as the normal launch
-    if "raw C launch (tensor maps cached)" in rows:
+    # correctness of the direct path: same output as the normal launch
+    if "direct C launch (tensor maps cached)" in rows:
         out.zero_()
         fwd_launch()
         ref = out.clone()
         out.zero_()
-        rows["raw C launch (tensor maps cached)"]()
+        rows["direct C launch (tensor maps cached)"]()
         torch.cuda.synchronize()
-        print("raw launch output identical:", torch.equal(out, ref))
+        print("direct launch output identical:", torch.equal(out, ref))
 
 
 if __name__ == "__main__":
