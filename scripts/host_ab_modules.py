@@ -3,9 +3,12 @@ beside eager PyTorch, all in the same interleaved rounds (codegen.bench.host_us)
 step's fwd+bwd ms (do_bench medians, interleaved): an A/B of a host-cost change.
 
     PYTHONPATH=. python scripts/host_ab_modules.py OLD.py NEW.py [...] --shape M,K,N [...]
-        [--mlp] [--rounds R]
+        [--mlp] [--compiled] [--rounds R]
 
---mlp adds each module's FusedMLP step (mlp()) and an eager MLP."""
+--mlp adds each module's FusedMLP step (mlp()) and an eager MLP; --compiled the whole MLP under
+torch.compile(fullgraph=True) for each module (FusedGLU + nn.Linear, and mlp()) beside the same
+MLPs in eager mode and a compiled eager (HF-style) MLP.  Give A/B copies distinct file names
+(torch.compile finds a module by its name)."""
 
 import argparse
 import statistics
@@ -22,6 +25,7 @@ def main():
     ap.add_argument("modules", nargs="+")
     ap.add_argument("--shape", action="append", required=True)
     ap.add_argument("--mlp", action="store_true")
+    ap.add_argument("--compiled", action="store_true")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument(
         "--stubbed",
@@ -75,6 +79,13 @@ def main():
             for name, mod in mods.items():
                 steps[f"mlp {name}"] = lambda mod=mod: mod.mlp(x, w, wd).backward(dz)
             steps["mlp eager"] = lambda: F.linear(eager_glu(x, wc), wd).backward(dz)
+        if args.compiled:
+            for name, mod in mods.items():
+                steps.update(_compiled_mlps(name, mod, x, w, wd, dz))
+            eager_mlp = lambda x: F.linear(eager_glu(x, wc), wd)  # noqa: E731
+            steps["mlp eager (HF-style)"] = lambda: eager_mlp(x).backward(dz)
+            compiled = torch.compile(eager_mlp, fullgraph=True)
+            steps["mlp eager (HF-style), compiled"] = lambda: compiled(x).backward(dz)
         for step in steps.values():  # compile / warm up; the grads accumulate from here on
             step()
         torch.cuda.synchronize()
@@ -94,6 +105,23 @@ def main():
                 f"  {k:44s} {statistics.median(us[k]):7.1f}  ({' '.join(f'{v:.0f}' for v in us[k])})"
                 f" | {statistics.median(ms[k]):.4f}"
             )
+
+
+def _compiled_mlps(name, mod, x, w, wd, dz):
+    """The module's MLPs (FusedGLU + nn.Linear; mlp()) in eager mode and compiled."""
+
+    def glu_linear(x):
+        return F.linear(mod.glu(x, w), wd)
+
+    def fused(x):
+        return mod.mlp(x, w, wd)
+
+    steps = {}
+    for what, fn in (("glu+linear", glu_linear), ("mlp()", fused)):
+        compiled = torch.compile(fn, fullgraph=True)
+        steps[f"mlp {what} {name}"] = lambda fn=fn: fn(x).backward(dz)
+        steps[f"mlp {what} {name}, compiled"] = lambda c=compiled: c(x).backward(dz)
+    return steps
 
 
 if __name__ == "__main__":
