@@ -82,7 +82,11 @@ def main():
         if args.compiled:
             for name, mod in mods.items():
                 steps.update(_compiled_mlps(name, mod, x, w, wd, dz))
-            eager_mlp = lambda x: F.linear(eager_glu(x, wc), wd)  # noqa: E731
+
+            def eager_mlp(x):  # SwiGLU in plain ops (the registry's expression uses eval)
+                left, gate = F.linear(x, wc).chunk(2, dim=-1)
+                return F.linear(F.silu(gate) * left, wd)
+
             steps["mlp eager (HF-style)"] = lambda: eager_mlp(x).backward(dz)
             compiled = torch.compile(eager_mlp, fullgraph=True)
             steps["mlp eager (HF-style), compiled"] = lambda: compiled(x).backward(dz)
