@@ -214,7 +214,15 @@ def bench_shape(mod, shape, do_compile=True, rounds=3, log=print):
         "ours_train_fwd_ms": (lambda: mod.glu_forward(x, packed, save_factors=True), None),
         "ours_infer_fwd_ms": (lambda: mod.glu_forward(x, packed, save_factors=False), None),
     }
+    # the step's own three GEMMs (x @ W^T, g @ W, g^T @ x) back to back: what cuBLAS itself
+    # reaches for them (3 x one GEMM timed alone understates a sustained step; perf log v0.13)
+    g = torch.randn(M, 2 * N, device=dev, dtype=dt)
+    fwd["step_gemms_ms"] = (
+        lambda: (torch.nn.functional.linear(x, packed), torch.mm(g, packed), torch.mm(g.t(), x)),
+        None,
+    )
     res.update(_interleaved(fwd, t, rounds))
+    del g
     res["floor_ms"] = 3 * res["cublas_ms"]
     res["mlp_floor_ms"] = 3 * (res["cublas_ms"] + t(lambda: torch.nn.functional.linear(dy, down_w)))
 
@@ -423,6 +431,12 @@ def table(results) -> str:
             "fwd+bwd",
             lambda r: f"{r['ours_fwd_bwd_ms']:.3f} ({r['ours_fwd_bwd_ms'] / r['floor_ms']:.3f}x floor)",
         ),
+        (  # the step's three GEMMs back to back (older reports: -)
+            "x step GEMMs",
+            lambda r: (
+                f"{r['ours_fwd_bwd_ms'] / r['step_gemms_ms']:.3f}x" if "step_gemms_ms" in r else "-"
+            ),
+        ),
         ("eager", lambda r: f"{r['eager_fwd_bwd_ms']:.3f}"),
         (
             "compile",
@@ -547,7 +561,8 @@ def plot(results, path: Path) -> bool:
 
 def bench_grouped_shape(mod, shape, routing, rounds=3, log=print, device="cuda", timer=None):
     """grouped_glu fwd+bwd vs a torchtitan-style path (two torch._grouped_mm + the activation,
-    autograd) and the grouped floor (3 x one torch._grouped_mm of the fused [T, K] x [E, K, 2N]);
+    autograd), the grouped floor (3 x one torch._grouped_mm of the fused [T, K] x [E, K, 2N])
+    and the step's own three grouped GEMMs back to back (x @ W^T, g @ W, g^T @ x);
     the forward vs one grouped GEMM; activation memory kept between forward and backward.
     gpt-oss's activation (swiglu_oai) runs with its packed biases."""
     import torch
@@ -601,8 +616,16 @@ def bench_grouped_shape(mod, shape, routing, rounds=3, log=print, device="cuda",
             return timer(fn)
         return do_bench(fn, warmup=10, rep=60, return_mode="median")
 
+    g = torch.randn(T, 2 * N, device=dev, dtype=dt)
+
+    def step_gemms():  # the step's own three grouped GEMMs back to back
+        torch._grouped_mm(x, w_fused.transpose(-2, -1), offs=offs)
+        torch._grouped_mm(g, w_fused, offs=offs)
+        torch._grouped_mm(g.t(), x, offs=offs)
+
     steps = {
         "gmm_ms": (lambda: torch._grouped_mm(x, w_fused.transpose(-2, -1), offs=offs), None),
+        "step_gemms_ms": (step_gemms, None),
         "ours_fwd_ms": (lambda: mod._grouped_forward(x, packed, offs, packed_b, True), None),
         "ours_fwd_bwd_ms": (step(ours, [xg, wg, bg] if bias else [xg, wg]), None),
         "titan_fwd_bwd_ms": (step(titan, [xg, w1g, w3g, b1g, b3g]), None),
@@ -618,6 +641,7 @@ def bench_grouped_shape(mod, shape, routing, rounds=3, log=print, device="cuda",
         "module": mod.SPEC["name"],
         **_interleaved(steps, t, rounds),
     }
+    del g
     res["floor_ms"] = 3 * res["gmm_ms"]
     if timer is None:  # on the GPU: the host's µs per step too (a CPU timer has no CUDA queue)
         fwd_bwd = {"ours": steps["ours_fwd_bwd_ms"][0], "titan": steps["titan_fwd_bwd_ms"][0]}
@@ -639,6 +663,12 @@ def grouped_table(results) -> str:
         (
             "fwd+bwd (x floor)",
             lambda r: f"{r['ours_fwd_bwd_ms']:.3f} ({r['ours_fwd_bwd_ms'] / r['floor_ms']:.3f}x)",
+        ),
+        (  # the step's three grouped GEMMs back to back (older reports: -)
+            "x step GEMMs",
+            lambda r: (
+                f"{r['ours_fwd_bwd_ms'] / r['step_gemms_ms']:.3f}x" if "step_gemms_ms" in r else "-"
+            ),
         ),
         (
             "torchtitan",

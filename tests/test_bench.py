@@ -66,13 +66,14 @@ def test_grouped_table():
         "titan_fwd_bwd_ms": 3.0,
         "ours_fwd_ms": 0.7,
         "gmm_ms": 0.65,
+        "step_gemms_ms": 1.6,
         "ours_kept_mib": 192.0,
         "titan_kept_mib": 288.0,
         "rel_err_vs_titan": 0.0039,
     }
     text = bench.grouped_table([row])
     assert "65536,2048,768,128" in text and "1.053x" in text and "1.50x ours" in text
-    assert "192/288" in text and "0.0039" in text
+    assert "192/288" in text and "0.0039" in text and "1.250x" in text  # x the step's GEMMs
 
 
 def test_missing_module_and_generation_options(monkeypatch, tmp_path):
@@ -102,6 +103,9 @@ def test_table_and_json_report():
     text = bench.table([row])
     assert "8x16x128" in text and "1.050x" in text and "1.100x floor" in text and "0.91" in text
     assert "10/nan/20" in text
+    assert "x step GEMMs" in text and "| -" in text  # a report from before the column
+    row["step_gemms_ms"] = 3.125
+    assert "1.056x" in bench.table([row])
     json.dumps(row)
     # the fused MLP's columns: time vs the 6-GEMM floor, kept activation memory, dgrad vs cuBLAS
     row.update(
@@ -203,6 +207,7 @@ def test_grouped_bench_rows_compare_like_with_like(module):
         assert r["bias"] == module.startswith("glu_swiglu_oai")
         assert (
             r["floor_ms"] == 3 * r["gmm_ms"]
+            and r["step_gemms_ms"] > 0
             and r["ours_fwd_bwd_ms"] > 0
             and r["titan_fwd_bwd_ms"] > 0
         )
