@@ -125,6 +125,8 @@ def context(spec: Spec) -> dict:
         "persistent": info.persistent,
         "warp_specialize": info.warp_specialize,
         "flatten": info.flatten,
+        "gemm_tflops": info.gemm_tflops,
+        "copy_tbps": info.copy_tbps,
         "bn": spec.bn,
         "bm": spec.bm,
         "bk": spec.bk,

@@ -53,6 +53,11 @@ class ArchInfo:
     dgrad: tuple[int, int, int, int, int] = (128, 128, 64, 8, 3)
     # narrow chunks take a deeper K step: (largest bn, bk) pairs, the first that fits wins
     bk_by_bn: tuple[tuple[int, int], ...] = ()
+    # what a large bf16/fp16 GEMM and a large copy reach on the arch's usual part (not the
+    # datasheet peaks): the forward's choice between the fused kernel and GEMM + pass weighs
+    # the fused kernel's idle last wave (GEMM time) against the pass's traffic (bytes)
+    gemm_tflops: float = 0.0
+    copy_tbps: float = 0.0
 
 
 ARCHS: dict[Arch, ArchInfo] = {
@@ -70,6 +75,8 @@ ARCHS: dict[Arch, ArchInfo] = {
         num_stages=3,
         group_m=8,
         dgrad=(128, 128, 32, 8, 3),
+        gemm_tflops=280.0,  # A100 SXM: ~90% of 312
+        copy_tbps=1.7,
     ),
     # H100/H200: 227 KiB per block, TMA + wgmma.  Measured on an H200 (docs/perf-log.md):
     # BM=128, BN=128 ([128, 256] accumulator), BK=64, 3 stages, 8 warps; GROUP_M=16 beat 8 by
@@ -91,6 +98,9 @@ ARCHS: dict[Arch, ArchInfo] = {
         # BN=64 ([128, 128] accumulator): BK=128 beat 64 in the forward by 6-11% dense and
         # 18-19% grouped (gpt-oss shapes, perf log v0.8)
         bk_by_bn=((64, 128),),
+        # H200, measured: cuBLAS bf16 GEMMs 690-760 TFLOP/s at the power limit, copies ~4.1 TB/s
+        gemm_tflops=700.0,
+        copy_tbps=4.0,
     ),
     # B200: 228 KiB per SM, TMA + tcgen05 (accumulator in tensor memory), so a deeper
     # pipeline and warp specialisation of the tile loop.
@@ -107,6 +117,8 @@ ARCHS: dict[Arch, ArchInfo] = {
         num_stages=4,
         group_m=8,
         dgrad=(128, 128, 64, 8, 4),
+        gemm_tflops=1800.0,  # B200: ~80% of 2250 dense (not measured here)
+        copy_tbps=6.5,
     ),
 }
 

@@ -40,14 +40,22 @@ def main(module_path):
         " | train fwd fused / cuBLAS+pass | ours/eager (GPU) | eager-mode us: eager / ours"
     )
     default_rows = mod.UNFUSED_MAX_ROWS
+    default_k = getattr(mod, "UNFUSED_MIN_SAVING_US", None)  # the wave rule (TMA, v0.13)
 
     def path(rows, fn):
+        """fn with the rows threshold ``rows``: 0 forces the fused kernel (the wave rule off
+        too), a huge one the GEMM + pass."""
+
         def run():
             mod.UNFUSED_MAX_ROWS = rows
+            if default_k is not None and rows == 0:
+                mod.UNFUSED_MIN_SAVING_US = float("inf")
             try:
                 return fn()
             finally:
                 mod.UNFUSED_MAX_ROWS = default_rows
+                if default_k is not None:
+                    mod.UNFUSED_MIN_SAVING_US = default_k
 
         return run
 
