@@ -55,6 +55,24 @@ def test_tune_picks_the_fastest_and_restores_the_module():
     assert tune_mod.current_tiling(mod) == baseline  # the module is left as it was
 
 
+def test_tune_times_the_fused_kernel_whatever_the_shape():
+    # a tune shape with few rows (or a short last wave of tiles) would time cuBLAS + the pass,
+    # which no tiling changes: the module's forward rule is pinned to the fused kernel while
+    # tuning, and restored after
+    spec = Spec.create(act="silu", arch="sm90")
+    mod = fake_module(spec)
+    mod.UNFUSED_MAX_ROWS, mod.UNFUSED_MIN_SAVING_US = 256, 60.0
+    seen = set()
+
+    def timer(m, shape):
+        seen.add((m.UNFUSED_MAX_ROWS, m.UNFUSED_MIN_SAVING_US))
+        return 1.0
+
+    tune_mod.tune(mod, [(64, 4096, 1408)], timer, lambda m: True, log=lambda s: None)
+    assert seen == {(0, float("inf"))}
+    assert (mod.UNFUSED_MAX_ROWS, mod.UNFUSED_MIN_SAVING_US) == (256, 60.0)
+
+
 def test_apply_tiling_sets_the_tma_tiles_constants_as_rendered():
     """The TMA kernels read TILE_BLOCK_K (derived at render time): a candidate must change it
     as `make generate` would, or tune times the same kernel for every BK."""
