@@ -106,6 +106,8 @@ def test_table_and_json_report():
     assert "x step GEMMs" in text and "| -" in text  # a report from before the column
     row["step_gemms_ms"] = 3.125
     assert "1.056x" in bench.table([row])
+    row["forward_path"] = "pass"  # the forward ran cuBLAS + the pass at this shape
+    assert "1.050 (1.050x, pass)" in bench.table([row])
     json.dumps(row)
     # the fused MLP's columns: time vs the 6-GEMM floor, kept activation memory, dgrad vs cuBLAS
     row.update(
