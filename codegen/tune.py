@@ -117,6 +117,20 @@ def parse_only(items) -> dict:
 FUSED_ALWAYS = {"UNFUSED_MAX_ROWS": 0, "UNFUSED_MIN_SAVING_US": math.inf}
 
 
+def pin_fused(module) -> dict:
+    """Make every forward of ``module`` run the fused kernel (its few-row and last-wave rules
+    off, where it has them); returns the values replaced, for ``restore``."""
+    saved = {k: getattr(module, k) for k in FUSED_ALWAYS if hasattr(module, k)}
+    for k in saved:
+        setattr(module, k, FUSED_ALWAYS[k])
+    return saved
+
+
+def restore(module, saved: dict) -> None:
+    for k, v in saved.items():
+        setattr(module, k, v)
+
+
 def tune(
     module, shapes, timer, check=None, log=print, rounds=3, group="forward", only=None
 ) -> tuple[dict, dict, list]:
@@ -132,10 +146,7 @@ def tune(
     rows = []
     # the tiling is the fused kernel's: no step of the tune shapes may take the cuBLAS + pass
     # forward (few rows, or a short last wave of tiles), whose time no tiling changes
-    forced = {k: v for k, v in FUSED_ALWAYS.items() if hasattr(module, k)}
-    saved = {k: getattr(module, k) for k in forced}
-    for k, v in forced.items():
-        setattr(module, k, v)
+    saved = pin_fused(module)
     try:
         for tiling in candidates(spec, group, only):
             apply_tiling(module, tiling)
@@ -160,8 +171,7 @@ def tune(
             log(f"  {tiling}: {score:.3f}x the current tiling")
     finally:
         apply_tiling(module, baseline)
-        for k, v in saved.items():
-            setattr(module, k, v)
+        restore(module, saved)
     rows.sort(key=lambda r: r["score"])
     best = rows[0]["tiling"] if rows else baseline
     return baseline, best, rows

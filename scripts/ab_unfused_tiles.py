@@ -17,6 +17,7 @@ from triton.testing import do_bench
 
 sys.path.insert(0, ".")
 from codegen.bench import load_module  # noqa: E402
+from codegen.tune import pin_fused  # noqa: E402
 
 SHAPES = [
     (1024, 4096, 1408),
@@ -37,8 +38,7 @@ SHAPES = [
 def main():
     path = sys.argv[1] if len(sys.argv) > 1 else "generated/glu_silu_bf16_bn128_sm90.py"
     fused, unfused, default = load_module(path), load_module(path), load_module(path)
-    fused.UNFUSED_MAX_ROWS = 0
-    fused.UNFUSED_MIN_SAVING_US = float("inf")  # the wave rule (v0.13) off
+    pin_fused(fused)  # the few-row and wave rules off
     unfused.UNFUSED_MAX_ROWS = 1 << 40
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     print(torch.cuda.get_device_name(), torch.__version__, path, flush=True)

@@ -13,6 +13,7 @@ import torch
 from triton.testing import do_bench
 
 from codegen.bench import _eager_glu, load_module
+from codegen.tune import pin_fused, restore
 
 
 def graph_ms(fn, reps=50):
@@ -39,23 +40,18 @@ def main(module_path):
         "M x K x N | cuBLAS GEMM | eager GLU | ours (default path) | ours fused | ours cuBLAS+pass"
         " | train fwd fused / cuBLAS+pass | ours/eager (GPU) | eager-mode us: eager / ours"
     )
-    default_rows = mod.UNFUSED_MAX_ROWS
-    default_k = getattr(mod, "UNFUSED_MIN_SAVING_US", None)  # the wave rule (TMA, v0.13)
 
     def path(rows, fn):
-        """fn with the rows threshold ``rows``: 0 forces the fused kernel (the wave rule off
-        too), a huge one the GEMM + pass."""
+        """fn with the rows threshold ``rows``: 0 forces the fused kernel (pin_fused: the wave
+        rule off too), a huge one the GEMM + pass."""
 
         def run():
+            saved = pin_fused(mod) if rows == 0 else {"UNFUSED_MAX_ROWS": mod.UNFUSED_MAX_ROWS}
             mod.UNFUSED_MAX_ROWS = rows
-            if default_k is not None and rows == 0:
-                mod.UNFUSED_MIN_SAVING_US = float("inf")
             try:
                 return fn()
             finally:
-                mod.UNFUSED_MAX_ROWS = default_rows
-                if default_k is not None:
-                    mod.UNFUSED_MIN_SAVING_US = default_k
+                restore(mod, saved)
 
         return run
 

@@ -5,19 +5,19 @@ one set of interleaved rounds: what the autograd Function, our launcher, Triton'
     PYTHONPATH=. python scripts/host_layers.py generated/glu_silu_bf16_bn128_sm90.py [M K N]
 
 The shape is small enough (default 1024x1024x1024) that the GPU never holds the host back, and
-above UNFUSED_MAX_ROWS; the wave rule (UNFUSED_MIN_SAVING_US) is turned off, so the fused TMA
-forward runs."""
+the forward rules are pinned (codegen.tune.pin_fused), so the fused TMA forward runs."""
 
 import sys
 
 import torch
 
 from codegen.bench import _eager_glu, host_us, load_module
+from codegen.tune import pin_fused
 
 
 def main():
     mod = load_module(sys.argv[1])
-    mod.UNFUSED_MIN_SAVING_US = float("inf")  # a shape with a short last wave: GEMM + pass
+    pin_fused(mod)  # the fused TMA forward, whatever the rows or tile waves
     M, K, N = (int(v) for v in sys.argv[2:5]) if len(sys.argv) > 4 else (1024, 1024, 1024)
     dev, dt = "cuda", mod.DTYPE
     x = torch.randn(M, K, device=dev, dtype=dt, requires_grad=True)
