@@ -6,7 +6,10 @@ inference forwards, interleaved do_bench medians, x cuBLAS F.linear of the same 
 unfused path is forced on a loaded copy (UNFUSED_MAX_ROWS huge), the fused one on another
 (UNFUSED_MAX_ROWS 0, the wave rule off), and a third copy runs the module's own rule.
 
-    PYTHONPATH=. python scripts/ab_unfused_tiles.py [MODULE.py]
+    PYTHONPATH=. python scripts/ab_unfused_tiles.py [MODULE.py] [--shape M,K,N ...] [--step]
+
+--step adds a whole eager training step (glu forward + backward, host included) with the
+module's own rule and with the fused kernel pinned.
 """
 
 import statistics
@@ -36,7 +39,13 @@ SHAPES = [
 
 
 def main():
-    path = sys.argv[1] if len(sys.argv) > 1 else "generated/glu_silu_bf16_bn128_sm90.py"
+    args = sys.argv[1:]
+    with_step = "--step" in args
+    shapes = [tuple(map(int, args[i + 1].split(","))) for i, a in enumerate(args) if a == "--shape"]
+    paths = [
+        a for i, a in enumerate(args) if a.endswith(".py") and (i == 0 or args[i - 1] != "--shape")
+    ]
+    path = paths[0] if paths else "generated/glu_silu_bf16_bn128_sm90.py"
     fused, unfused, default = load_module(path), load_module(path), load_module(path)
     pin_fused(fused)  # the few-row and wave rules off
     unfused.UNFUSED_MAX_ROWS = 1 << 40
@@ -45,9 +54,19 @@ def main():
     print(
         "M x K x N | tiles (waves) | cuBLAS ms | train fused / pass | infer fused / pass (x cuBLAS)"
     )
-    for M, K, N in SHAPES:
+    for M, K, N in shapes or SHAPES:
         x = torch.randn(M, K, device="cuda", dtype=fused.DTYPE)
         w = (torch.randn(2 * N, K, device="cuda") / K**0.5).to(fused.DTYPE)
+        xg, wg = x.clone().requires_grad_(), w.clone().requires_grad_()
+        dy = torch.randn(M, N, device="cuda", dtype=fused.DTYPE)
+
+        def step(mod):
+            def run():
+                xg.grad = wg.grad = None
+                mod.glu(xg, wg).backward(dy)
+
+            return run
+
         fns = {
             "cublas": lambda: torch.nn.functional.linear(x, w),
             "train fused": lambda: fused.glu_forward(x, w, save_factors=True),
@@ -56,6 +75,8 @@ def main():
             "infer pass": lambda: unfused.glu_forward(x, w, save_factors=False),
             "train default": lambda: default.glu_forward(x, w, save_factors=True),
         }
+        if with_step:
+            fns["step fused"], fns["step default"] = step(fused), step(default)
         a, b = fused.glu_forward(x, w, save_factors=True), unfused.glu_forward(
             x, w, save_factors=True
         )
@@ -71,7 +92,13 @@ def main():
             f"{M}x{K}x{N} | {tiles} ({tiles / sms:.2f}) | {c:.4f} | "
             f"{r['train fused'] / c:.3f} / {r['train pass'] / c:.3f} | "
             f"{r['infer fused'] / c:.3f} / {r['infer pass'] / c:.3f} | "
-            f"train, the module's rule: {r['train default'] / c:.3f} | max |diff| {err:.3g}",
+            f"train, the module's rule: {r['train default'] / c:.3f} | max |diff| {err:.3g}"
+            + (
+                f" | step ms fused {r['step fused']:.4f} / rule {r['step default']:.4f}"
+                f" (rule picks {'pass' if default._unfused(M, N, K, sms) else 'fused'})"
+                if with_step
+                else ""
+            ),
             flush=True,
         )
 
