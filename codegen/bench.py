@@ -164,6 +164,28 @@ def measure_steps(steps, prefix, t, rounds, peak_mib, res):
             p.grad = None
 
 
+def in_network_step(forward, inputs, grad):
+    """A fwd+bwd step as inside a network: out is held by nothing after the forward, and its
+    gradient (a fresh copy of ``grad``) is made by the next node's backward and held by
+    nothing else, as a following layer hands it over (``out.backward(grad)`` keeps both
+    alive to the end: the caller holds them)."""
+    import torch
+
+    class NextLayer(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, out):
+            return out.new_zeros(())
+
+        @staticmethod
+        def backward(ctx, _):
+            return grad.clone()
+
+    def step():
+        NextLayer.apply(forward(*inputs)).backward()
+
+    return step
+
+
 def bench_shape(mod, shape, do_compile=True, rounds=3, log=print):
     import torch
     from triton.testing import do_bench
@@ -234,19 +256,19 @@ def bench_shape(mod, shape, do_compile=True, rounds=3, log=print):
     wg = packed.clone().requires_grad_()
     we = w_cat.clone().requires_grad_()
     eager = _eager_glu(mod)
-    glu = {
-        "ours": (fwd_bwd(mod.glu, (xg, wg), dy), [xg, wg]),
-        "eager": (fwd_bwd(eager, (xg, we), dy), [xg, we]),
-    }
+    calls = {"ours": (mod.glu, (xg, wg)), "eager": (eager, (xg, we))}
     if do_compile:
-        glu["compile"] = (fwd_bwd(torch.compile(eager), (xg, we), dy), [xg, we])
+        calls["compile"] = (torch.compile(eager), (xg, we))
     liger = _liger(mod.ACTIVATION)
     if liger is not None:
         wgl = gate_w.clone().requires_grad_()
         wul = up_w.clone().requires_grad_()
-        glu["liger"] = (fwd_bwd(liger, (xg, wgl, wul), dy), [xg, wgl, wul])
+        calls["liger"] = (liger, (xg, wgl, wul))
+    glu = {name: (fwd_bwd(f, inputs, dy), list(inputs)) for name, (f, inputs) in calls.items()}
     log(f"  {shape}: GLU fwd+bwd ({', '.join(glu)}), {rounds} interleaved rounds")
     measure_steps(glu, "", t, rounds, peak_mib, res)
+    for name, (f, inputs) in calls.items():  # dy held by the caller above; here by no one
+        res[f"{name}_net_peak_mib"] = peak_mib(in_network_step(f, inputs, dy), list(inputs))
     if liger is not None:
         res["liger_fwd_ms"] = t(lambda: liger(x, gate_w, up_w))
     res.update(_backward_parts(mod, x, packed, dy, t))
@@ -454,6 +476,12 @@ def table(results) -> str:
             "peak MiB ours/liger/eager",
             lambda r: f"{r['ours_peak_mib']:.0f}/{r.get('liger_peak_mib', float('nan')):.0f}/{r['eager_peak_mib']:.0f}",
         ),
+        (  # dy made by the graph, as in a network (reports before v0.14: -)
+            "in-network peak MiB ours/liger/eager",
+            lambda r: "/".join(
+                _fmt(r.get(f"{k}_net_peak_mib"), 0) for k in ("ours", "liger", "eager")
+            ),
+        ),
         (
             "host us ours/liger/eager",
             lambda r: "/".join(_fmt(r.get(f"{k}_host_us"), 0) for k in ("ours", "liger", "eager")),
@@ -494,8 +522,10 @@ def table(results) -> str:
             ),
         ),
         (
-            "MLP peak MiB fused/liger",
-            lambda r: "/".join(_fmt(r.get(f"mlp_{k}_peak_mib"), 0) for k in ("fused", "liger")),
+            "MLP peak MiB ours/fused/liger",
+            lambda r: "/".join(
+                _fmt(r.get(f"mlp_{k}_peak_mib"), 0) for k in ("ours", "fused", "liger")
+            ),
         ),
         (
             "dgrad/cuBLAS",

@@ -34,7 +34,7 @@ def main():
 
         def ours(split):
             def step():
-                mod.SPLIT_FACTORS, mod.SPLIT_MIN_FLOP = split, 0.0
+                mod.SPLIT_FACTORS, mod.LOW_PEAK_MIN_FLOP = split, 0.0
                 mod.glu(x, w).backward(dy)
                 x.grad = w.grad = None
 
@@ -67,7 +67,7 @@ def main():
                 f"  fwd+bwd {ms:8.3f} ms  peak {peak[name]:7.1f} MiB",
                 flush=True,
             )
-        mod.SPLIT_FACTORS, mod.SPLIT_MIN_FLOP = True, 1e12
+        mod.SPLIT_FACTORS, mod.LOW_PEAK_MIN_FLOP = True, 1e12
         del x, w, wc, dy
 
 

@@ -103,6 +103,9 @@ def test_table_and_json_report():
     text = bench.table([row])
     assert "8x16x128" in text and "1.050x" in text and "1.100x floor" in text and "0.91" in text
     assert "10/nan/20" in text
+    assert "-/-/-" in text  # the in-network peaks: a report from before them
+    row.update({"ours_net_peak_mib": 7.0, "liger_net_peak_mib": 8.0, "eager_net_peak_mib": 12.0})
+    assert "7/8/12" in bench.table([row])
     assert "x step GEMMs" in text and "| -" in text  # a report from before the column
     row["step_gemms_ms"] = 3.125
     assert "1.056x" in bench.table([row])
