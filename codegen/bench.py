@@ -164,6 +164,24 @@ def measure_steps(steps, prefix, t, rounds, peak_mib, res):
             p.grad = None
 
 
+def peak_mib(step, params):
+    """MiB allocated at the peak of ``step()`` beyond what was allocated before it, with the
+    gradients of ``params`` freed before and after."""
+    import torch
+
+    for p in params:
+        p.grad = None
+    torch.cuda.synchronize()
+    torch.cuda.reset_peak_memory_stats()
+    base = torch.cuda.memory_allocated()
+    step()
+    torch.cuda.synchronize()
+    extra = (torch.cuda.max_memory_allocated() - base) / 2**20
+    for p in params:
+        p.grad = None
+    return extra
+
+
 def in_network_step(forward, inputs, grad):
     """A fwd+bwd step as inside a network: out is held by nothing after the forward, and its
     gradient (a fresh copy of ``grad``) is made by the next node's backward and held by
@@ -211,19 +229,6 @@ def bench_shape(mod, shape, do_compile=True, rounds=3, log=print):
 
     def t(fn, grad_to_none=None):
         return do_bench(fn, warmup=25, rep=100, grad_to_none=grad_to_none, return_mode="median")
-
-    def peak_mib(step, params):
-        for p in params:
-            p.grad = None
-        torch.cuda.synchronize()
-        torch.cuda.reset_peak_memory_stats()
-        base = torch.cuda.memory_allocated()
-        step()
-        torch.cuda.synchronize()
-        extra = (torch.cuda.max_memory_allocated() - base) / 2**20
-        for p in params:
-            p.grad = None
-        return extra
 
     def fwd_bwd(forward, inputs, grad):
         def step():

@@ -14,20 +14,7 @@ import statistics
 import torch
 from triton.testing import do_bench
 
-from codegen.bench import _eager_glu, _liger, host_us, in_network_step, load_module
-
-
-def peak_mib(step, params):
-    for p in params:
-        p.grad = None
-    torch.cuda.synchronize()
-    torch.cuda.reset_peak_memory_stats()
-    base = torch.cuda.memory_allocated()
-    step()
-    torch.cuda.synchronize()
-    for p in params:
-        p.grad = None
-    return (torch.cuda.max_memory_allocated() - base) / 2**20
+from codegen.bench import _eager_glu, _liger, host_us, in_network_step, load_module, peak_mib
 
 
 def with_split(mod, split):
