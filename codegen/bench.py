@@ -152,7 +152,7 @@ def _interleaved(steps, t, rounds):
     return {name: statistics.median(v) for name, v in samples.items()}
 
 
-def measure_steps(steps, prefix, t, rounds, peak_mib, res):
+def measure_steps(steps, prefix, t, rounds, res):
     """Median fwd+bwd ms (interleaved rounds), host µs and peak MiB of each named step."""
     for name, ms in _interleaved(steps, t, rounds).items():
         res[f"{prefix}{name}_fwd_bwd_ms"] = ms
@@ -271,7 +271,7 @@ def bench_shape(mod, shape, do_compile=True, rounds=3, log=print):
         calls["liger"] = (liger, (xg, wgl, wul))
     glu = {name: (fwd_bwd(f, inputs, dy), list(inputs)) for name, (f, inputs) in calls.items()}
     log(f"  {shape}: GLU fwd+bwd ({', '.join(glu)}), {rounds} interleaved rounds")
-    measure_steps(glu, "", t, rounds, peak_mib, res)
+    measure_steps(glu, "", t, rounds, res)
     for name, (f, inputs) in calls.items():  # dy held by the caller above; here by no one
         res[f"{name}_net_peak_mib"] = peak_mib(in_network_step(f, inputs, dy), list(inputs))
     if liger is not None:
@@ -288,7 +288,7 @@ def bench_shape(mod, shape, do_compile=True, rounds=3, log=print):
         step, params = mlp_steps["fused"]
         mlp_steps["fused_alt_dgrad"] = (_flag_flipped(mod, "FUSED_DGRAD", step), params)
     log(f"  {shape}: MLP fwd+bwd ({', '.join(mlp)}), {rounds} interleaved rounds")
-    measure_steps(mlp_steps, "mlp_", t, rounds, peak_mib, res)
+    measure_steps(mlp_steps, "mlp_", t, rounds, res)
     for name, model in mlp.items():
         res[f"mlp_{name}_kept_mib"] = _kept_mib(lambda: model(xg))
     if hasattr(mod, "_launch_dgrad"):
