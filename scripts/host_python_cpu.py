@@ -4,8 +4,10 @@ them (checks, descriptors, launch keys, the autograd.Function), against a bare
 autograd.Function that allocates the same buffers and returns preallocated gradients.
 
     PYTHONPATH=. python scripts/host_python_cpu.py MODULE.py [MODULE.py ...] [--profile]
-        [--launch-path]
+        [--launch-path] [--two-nodes] [--split]
 
+With --two-nodes every step takes the big-step path (glu's backward as two autograd nodes,
+LOW_PEAK_MIN_FLOP = 0); with --split also split factor buffers (SPLIT_MIN_SAVING < 0).
 With --launch-path the module's own _launch runs too (key lookup, the direct launcher's argument
 expansion), with only Triton's C launcher and tensor-map encoder replaced by no-ops.
 
@@ -78,6 +80,10 @@ def _prepare(path, launch_path):
     else:
         mod._launch = lambda *args, **kwargs: None  # the kernel launch itself
     pin_fused(mod)  # the fused forward (no cuBLAS call), whatever the rows or tile waves
+    if "--two-nodes" in sys.argv or "--split" in sys.argv:
+        mod.LOW_PEAK_MIN_FLOP = 0
+    if "--split" in sys.argv:
+        mod.SPLIT_MIN_SAVING = -1.0
     return mod
 
 
@@ -88,17 +94,24 @@ def main():
         for i, p in enumerate(paths)
     }
     first = next(iter(mods.values()))
-    M, K, N = 512, 64, first.CHUNK
+    M, K = 512, 64
+    N = first.CHUNK * (2 * getattr(first, "TILE_CHUNKS", 1) if "--split" in sys.argv else 1)
     x = torch.randn(M, K, dtype=first.DTYPE, requires_grad=True)
     w = torch.randn(2 * N, K, dtype=first.DTYPE, requires_grad=True)
     dy = torch.randn(M, N, dtype=first.DTYPE)
     grad_x, grad_w = torch.empty_like(x), torch.empty_like(w)
     assert all(m._tma_ok(x, w) for m in mods.values() if hasattr(m, "_tma_ok"))  # the TMA path
 
-    def no_gemm(a, b, out=None):  # torch.mm -> the preallocated gradient (no CPU GEMM)
-        return grad_x if a.shape[0] == M else grad_w
+    results = {}
+
+    def no_gemm(a, b, out=None):  # torch.mm -> a preallocated result (no CPU GEMM)
+        shape = (a.shape[0], b.shape[1])
+        if shape not in results:
+            results[shape] = torch.empty(shape, dtype=a.dtype)
+        return results[shape]
 
     torch.mm = no_gemm  # this process only; Bare below calls no GEMM either
+    torch.Tensor.addmm_ = lambda self, a, b: self  # the split path's second grad_x GEMM
 
     class Bare(torch.autograd.Function):
         @staticmethod
@@ -120,8 +133,20 @@ def main():
 
         return run
 
+    # Eager PyTorch's step on tiny float32 tensors (8 rows: its kernels cost ~nothing here, so
+    # this is the dispatch and autograd of its ops, as a GPU host pays it, without the launches)
+    xe = torch.randn(8, K, requires_grad=True)
+    we = torch.randn(2 * N, K, requires_grad=True)
+    dye = torch.randn(8, N)
+
+    def eager():
+        left, gate = torch.nn.functional.linear(xe, we).chunk(2, dim=-1)
+        (left * torch.nn.functional.silu(gate)).backward(dye)
+        xe.grad = we.grad = None
+
     steps = {name: step(m.glu) for name, m in mods.items()}
     steps["bare"] = step(Bare.apply)
+    steps["eager (tiny fp32, real ops)"] = eager
     for fn in list(steps.values()) * 300:
         fn()
     times = {k: [] for k in steps}

@@ -4,6 +4,9 @@ grad_de^T @ x (a reduction over each expert's tokens), the in-place factor pass,
 whole backward (fwd+bwd minus the forward).
 
     PYTHONPATH=. python scripts/moe_backward_parts.py generated/glu_silu_bf16_bn128_sm90_grouped.py
+        [--shape T,K,N,E ...] [--routing balanced,ragged] [--bias]
+
+--bias gives the step (and our forward) per-expert packed biases that require grad (gpt-oss).
 """
 
 import statistics
@@ -18,10 +21,19 @@ SHAPES = [(16384, 4096, 14336, 8), (65536, 2048, 768, 128)]
 
 
 def main():
-    mod = load_module(sys.argv[1])
+    import argparse
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("module")
+    ap.add_argument("--shape", action="append")
+    ap.add_argument("--routing", default="balanced,ragged")
+    ap.add_argument("--bias", action="store_true")
+    args = ap.parse_args()
+    mod = load_module(args.module)
+    shapes = [tuple(int(v) for v in s.split(",")) for s in args.shape] if args.shape else SHAPES
     print(torch.cuda.get_device_name(), torch.__version__)
-    for T, K, N, E in SHAPES:
-        for routing in ("balanced", "ragged"):
+    for T, K, N, E in shapes:
+        for routing in args.routing.split(","):
             torch.manual_seed(0)
             offs = (
                 torch.tensor(routing_sizes(T, E, routing), device="cuda").cumsum(0).to(torch.int32)
@@ -31,19 +43,27 @@ def main():
             g = torch.randn(T, 2 * N, device="cuda", dtype=mod.DTYPE)
             dy = torch.randn(T, N, device="cuda", dtype=mod.DTYPE)
             xg, wg = x.clone().requires_grad_(), w.clone().requires_grad_()
+            b = torch.randn(E, 2 * N, device="cuda", dtype=mod.DTYPE) if args.bias else None
+            bg = b.clone().requires_grad_() if args.bias else None
 
             def step():
-                mod.grouped_glu(xg, wg, offs, check_offsets=False).backward(dy)
+                mod.grouped_glu(xg, wg, offs, bg, check_offsets=False).backward(dy)
                 xg.grad = wg.grad = None
+                if bg is not None:
+                    bg.grad = None
 
             parts = {
                 "gmm forward x @ W^T": lambda: torch._grouped_mm(x, w.transpose(-2, -1), offs=offs),
                 "gmm grad_x = g @ W": lambda: torch._grouped_mm(g, w, offs=offs),
                 "gmm grad_W = g^T @ x": lambda: torch._grouped_mm(g.t(), x, offs=offs),
                 "factor pass (in place)": lambda: mod._launch_backward(dy, g, None, N),
-                "ours forward (factors)": lambda: mod._grouped_forward(x, w, offs, None, True),
+                "ours forward (factors)": lambda: mod._grouped_forward(x, w, offs, b, True),
                 "ours fwd+bwd": step,
             }
+            if args.bias:  # the pass that also sums each expert's bias gradient
+                parts["factor pass + bias sums"] = lambda: mod._grouped_factor_pass(
+                    dy, g, offs, True
+                )
             ms = {k: [] for k in parts}
             for _ in range(5):
                 for k, f in parts.items():
@@ -57,7 +77,7 @@ def main():
             known = (
                 med["gmm grad_x = g @ W"]
                 + med["gmm grad_W = g^T @ x"]
-                + med["factor pass (in place)"]
+                + med["factor pass + bias sums" if args.bias else "factor pass (in place)"]
             )
             print(f"  backward {rest:.3f} ms = parts {known:.3f} + {rest - known:.3f} unattributed")
 
