@@ -64,7 +64,10 @@ for routing in ("balanced", "skewed", "ragged"):
     o1, f1 = old._grouped_forward(x, w, offs, b, True)
     o2, f2 = new._grouped_forward(x, w, offs, b, True)
     print(
-        "  max |old-new| out",
+        "  bit-identical out, factors:",
+        torch.equal(o1, o2),
+        torch.equal(f1, f2),
+        "max |old-new| out",
         (o1.float() - o2.float()).abs().max().item(),
         "rel",
         ((o1.float() - o2.float()).norm() / o1.float().norm()).item(),
@@ -74,7 +77,8 @@ for routing in ("balanced", "skewed", "ragged"):
 # 2. dense with bias: gpt-oss bn64 and silu bn128
 for name, shape in (
     ("glu_swiglu_oai_bf16_bn64_sm90", (32768, 2880, 2880)),
-    ("glu_silu_bf16_bn128_sm90", (8192, 4096, 14336)),
+    ("glu_swiglu_oai_bf16_bn64_sm90", (8192, 4096, 14336)),
+    ("glu_swiglu_oai_bf16_bn64_sm90", (4096, 2048, 5632)),
 ):
     old = load_module(f"build/ab/old_{name}.py")
     new = load_module(f"build/ab/new_{name}.py")
@@ -92,6 +96,14 @@ for name, shape in (
         }
     )
     line(f"dense {name} {shape}", r, "cublas")
+    same = [
+        torch.equal(a, c)
+        for a, c in zip(
+            old.glu_forward(x, w, bias=b, save_factors=True),
+            new.glu_forward(x, w, bias=b, save_factors=True),
+        )
+    ]
+    print("  out, factors bit-identical old vs new:", same, flush=True)
     del x, w, b
 
 

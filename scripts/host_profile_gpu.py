@@ -38,7 +38,9 @@ def main():
             setattr(mod, k, v)
         mods[name] = mod
     first = next(iter(mods.values()))
-    print(f"{torch.cuda.get_device_name()} torch {torch.__version__} triton {first.triton.__version__}")
+    print(
+        f"{torch.cuda.get_device_name()} torch {torch.__version__} triton {first.triton.__version__}"
+    )
     for shape in args.shape:
         M, K, N = map(int, shape.split(","))
         dt = first.DTYPE
@@ -74,7 +76,9 @@ def main():
                 us[k].append(v)
         print(f"{M}x{K}x{N}: host µs per step (median of {args.rounds} host_us medians; each)")
         for k in steps:
-            print(f"  {k:20s} {statistics.median(us[k]):7.1f}  ({' '.join(f'{v:.0f}' for v in us[k])})")
+            print(
+                f"  {k:20s} {statistics.median(us[k]):7.1f}  ({' '.join(f'{v:.0f}' for v in us[k])})"
+            )
         if args.profile:
             for name in list(mods) + ["eager"]:
                 prof = cProfile.Profile()

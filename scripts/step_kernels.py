@@ -31,7 +31,11 @@ def main():
         offs = torch.tensor(sizes, device="cuda").cumsum(0).to(torch.int32)
         x = torch.randn(T, K, device="cuda", dtype=dt, requires_grad=True)
         w = (torch.randn(E, 2 * N, K, device="cuda") / K**0.5).to(dt).requires_grad_()
-        b = torch.randn(E, 2 * N, device="cuda", dtype=dt, requires_grad=True) if args.bias else None
+        b = (
+            torch.randn(E, 2 * N, device="cuda", dtype=dt, requires_grad=True)
+            if args.bias
+            else None
+        )
         dy = torch.randn(T, N, device="cuda", dtype=dt)
 
         def fwd():
@@ -65,7 +69,9 @@ def main():
         torch.cuda.synchronize()
     print(f"{label}: {args.steps} steps, kernels by device time", flush=True)
     print(
-        prof.key_averages().table(sort_by="self_cuda_time_total", row_limit=25, max_name_column_width=70)
+        prof.key_averages().table(
+            sort_by="self_cuda_time_total", row_limit=25, max_name_column_width=70
+        )
     )
     print("grad strides:", end=" ")
     step_out = fwd()
