@@ -86,6 +86,8 @@ for name, shape in (
     x = torch.randn(M, K, device=dev, dtype=dt)
     w = (torch.randn(2 * N, K, device=dev) / K**0.5).to(dt)
     b = (torch.randn(2 * N, device=dev) * 0.1).to(dt)
+    o = torch.empty(M, N, device=dev, dtype=dt)
+    h = torch.empty(M, 2 * N, device=dev, dtype=dt)
     r = inter(
         {
             "cublas": lambda: torch.nn.functional.linear(x, w),
@@ -93,6 +95,11 @@ for name, shape in (
             "new_bias": lambda: new.glu_forward(x, w, bias=b, save_factors=True),
             "old_nobias": lambda: old.glu_forward(x, w, save_factors=True),
             "new_nobias": lambda: new.glu_forward(x, w, save_factors=True),
+            "old_infer": lambda: old.glu_forward(x, w, bias=b),
+            "new_infer": lambda: new.glu_forward(x, w, bias=b),
+            # the MLP's forward: out and the preactivation (WRITE_PREACT)
+            "old_preact": lambda: old._launch_forward(x, w, None, o, h, h, N, old.WRITE_PREACT),
+            "new_preact": lambda: new._launch_forward(x, w, None, o, h, h, N, new.WRITE_PREACT),
         }
     )
     line(f"dense {name} {shape}", r, "cublas")
