@@ -101,22 +101,11 @@ def loaded():
     return mods
 
 
-def resources(mods):
-    for name, mod in mods.items():
-        for key, (compiled, _) in mod._COMPILED.items():
-            fn = getattr(key[0], "__name__", str(key[0]))
-            if "fwd" not in fn:
-                continue
-            md = compiled.metadata
-            print(
-                f"    {name}: {fn} regs {getattr(compiled, 'n_regs', '?')} spills "
-                f"{getattr(compiled, 'n_spills', '?')} shared {getattr(md, 'shared', '?')} B"
-            )
-
-
 def main():
     import torch
     from triton.testing import do_bench
+
+    from scripts.ab_occupancy import resources  # registers, spills, shared memory per kernel
 
     print(torch.cuda.get_device_name(), torch.__version__, flush=True)
     mods = loaded()
