@@ -1,12 +1,15 @@
 """A/B of forward kernels, old vs new generated modules in one process (interleaved rounds,
-medians): grouped gpt-oss E=32 (three routings) and dense forwards with and without a bias.
+medians): grouped gpt-oss E=32 (three routings; training forward with and without the bias) and
+the dense gpt-oss forward at three shapes (training with and without the bias, inference, and
+the MLP's forward that writes the preactivation), outputs compared bit for bit.
 
 The modules are read from build/ab/{old,new}_<variant>.py, e.g. for the change under test:
     git show HEAD:generated/<variant>.py > build/ab/old_<variant>.py
     cp generated/<variant>.py build/ab/new_<variant>.py
     PYTHONPATH=. python scripts/ab_forward.py     (needs a GPU; results in $OUT/ab.json)
 v0.9 ran it twice (docs/bench/h200-v0.9-ab.txt); the first run also compared GeGLU (tanh)
-activation forms (that part is no longer in the script: the old form is gone)."""
+activation forms (that part is no longer in the script: the old form is gone); v0.15 for the
+joined stores and the chunk-by-chunk epilogue (docs/bench/h200-v0.15-ab-*.txt)."""
 
 import json
 import os
