@@ -11,8 +11,9 @@ LOW_PEAK_MIN_FLOP = 0); with --split also split factor buffers (SPLIT_MIN_SAVING
 With --launch-path the module's own _launch runs too (key lookup, the direct launcher's argument
 expansion), with only Triton's C launcher and tensor-map encoder replaced by no-ops.
 
-Prints µs per fwd+bwd step (median of 5 rounds of 2000 steps) for both; with --profile, a
-cProfile of ours.  A GPU host runs the same Python (plus the real launches and GEMMs), so a
+Prints µs per fwd+bwd step (medians of 15 interleaved rounds of 1000 steps) for each module,
+the bare Function, and eager PyTorch's step on tiny float32 tensors (its dispatch and autograd
+without launches); with --profile, a cProfile of the first module.  A GPU host runs the same Python (plus the real launches and GEMMs), so a
 change that lowers "ours - bare" here lowers the bench's host µs by about as much."""
 
 import cProfile
