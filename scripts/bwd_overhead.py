@@ -5,7 +5,7 @@ import sys
 import torch
 from triton.testing import do_bench
 
-from codegen.bench import load_module
+from codegen.bench import load_module, peak_mib
 
 mod = load_module(sys.argv[1])
 for M, K, N in [(4096, 2048, 5632), (11136, 3584, 14336)]:
@@ -16,12 +16,5 @@ for M, K, N in [(4096, 2048, 5632), (11136, 3584, 14336)]:
         mod.SPLIT_FACTORS = split
         step = lambda: mod.glu(x, w).backward(dy)  # noqa: E731
         ms = do_bench(step, warmup=50, rep=300, grad_to_none=[x, w], return_mode="median")
-        x.grad = w.grad = None
-        torch.cuda.synchronize()
-        torch.cuda.reset_peak_memory_stats()
-        base = torch.cuda.memory_allocated()
-        step()
-        torch.cuda.synchronize()
-        peak = (torch.cuda.max_memory_allocated() - base) / 2**20
-        x.grad = w.grad = None
+        peak = peak_mib(step, [x, w])
         print(f"{M}x{K}x{N} split={split}: fwd+bwd {ms:.3f} ms, peak {peak:.0f} MiB", flush=True)
