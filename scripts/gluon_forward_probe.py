@@ -5,14 +5,17 @@ The generated kernel (plain Triton 3.6) stores each tile's out, d_left and d_gat
 staging buffer, each store waiting for the one before, after the tile's last MMA: the epilogue
 runs while the tensor cores idle (perf log v0.15).  Here the staging buffers rotate
 (EPI_BUFS of them; a store waits only for the one that last used its buffer) and the loads of
-the next tile are in flight during the epilogue (one flat loop over all k-steps of the
-program's tiles, the loads STAGES - 1 steps ahead across tile boundaries).  Two accumulators
-(left, gate: [BM, BN] each, two wgmmas per k-step) so the epilogue needs no column split.
+the next tile are in flight during the epilogue (nested loops over tiles and k-steps, the loads
+STAGES - 1 steps ahead across tile boundaries).  One [BM, 2 BN] accumulator split in registers,
+or two (left, gate: [BM, BN] each, two wgmmas per k-step).
 
     python scripts/gluon_forward_probe.py --compile      # any machine with triton 3.6: compile
                                                          # for sm90, print shared memory/spills
     python scripts/gluon_forward_probe.py                # an H200: check against the generated
                                                          # module, time vs cuBLAS and it ($OUT)
+
+Written against triton 3.6's Gluon API (the H200 machines' version; 3.9's differs and does not
+compile it).  Results: perf log v0.16.
 """
 
 import json

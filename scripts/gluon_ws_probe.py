@@ -1,0 +1,461 @@
+"""Probe: the SwiGLU training forward (bn 128 packed weight, bf16, sm90) in Gluon with warp
+specialisation, so that one warp group's epilogue runs while the other's MMAs keep the tensor
+cores busy.
+
+scripts/gluon_forward_probe.py (perf log v0.16) showed that the forward's exposed epilogue is the
+epilogue's own work on the warps that issue the next MMAs.  Here a [128, 256] tile ([128 rows] x
+[128 left | 128 gate]) is split by rows between two consumer warp groups (each a [64, 256] fp32
+accumulator, 128 registers a thread, as in the generated kernel's 8 warps), fed by one producer
+warp (TMA loads into a ring of STAGES slots; a slot is refilled once both consumers released
+it).  The consumers take turns at the epilogue (WG1's epilogue of a tile after WG0's, WG0's next
+after WG1's), so after the first tile WG1 runs a few k-steps behind WG0: while one stores, the
+other's wgmmas run alone at the tensor cores' full rate.  How far behind it can run is bounded
+by the ring (STAGES - 1 steps), i.e. by shared memory.
+
+    python scripts/gluon_ws_probe.py --compile   # compile for sm90 anywhere (triton 3.6)
+    python scripts/gluon_ws_probe.py             # an H200: check and time vs cuBLAS / module
+
+Written against triton 3.6's Gluon API (the H200 machines' version); triton 3.9's Gluon changed
+(warp_specialize's arguments, among others) and does not compile it.  Results: perf log v0.16.
+"""
+
+import json
+import os
+import statistics
+import sys
+
+import triton
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language.nvidia.hopper import (
+    fence_async_shared,
+    mbarrier,
+    tma,
+    warpgroup_mma,
+    warpgroup_mma_wait,
+)
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gluon_forward_probe import _tile_coords  # noqa: E402
+
+BM, BN, BK = 128, 128, 64  # the tile's rows, its chunk (left and gate columns each), k-step
+HM = BM // 2  # each consumer warp group's rows
+
+
+@gluon.jit
+def _producer(
+    x_desc,
+    w_desc,
+    a_bufs,
+    b_bufs,
+    full,
+    empty,
+    pid,
+    my_tiles,
+    k_tiles,
+    num_pid_m,
+    num_pid_n,
+    GROUP_M: gl.constexpr,
+    NUM_SMS: gl.constexpr,
+    STAGES: gl.constexpr,
+):
+    BLOCK_M: gl.constexpr = x_desc.block_type.shape[0]
+    BLOCK_K: gl.constexpr = x_desc.block_type.shape[1]
+    W_ROWS: gl.constexpr = w_desc.block_type.shape[0]
+    nbytes: gl.constexpr = x_desc.block_type.nbytes + w_desc.block_type.nbytes
+    p = 0
+    for t in range(my_tiles):
+        pid_m, pid_n = _tile_coords(pid + t * NUM_SMS, num_pid_m, num_pid_n, GROUP_M)
+        for kk in range(k_tiles):
+            slot = p % STAGES
+            # both consumers released the slot (the first pass finds it free: parity 1)
+            mbarrier.wait(empty.index(slot), ((p // STAGES) & 1) ^ 1)
+            bar = full.index(slot)
+            mbarrier.expect(bar, nbytes)
+            tma.async_copy_global_to_shared(
+                x_desc, [pid_m * BLOCK_M, kk * BLOCK_K], bar, a_bufs.index(slot)
+            )
+            tma.async_copy_global_to_shared(
+                w_desc, [pid_n * W_ROWS, kk * BLOCK_K], bar, b_bufs.index(slot)
+            )
+            p += 1
+
+
+@gluon.jit
+def _consumer(
+    out_desc,
+    f_desc,
+    a_bufs,
+    b_bufs,
+    full,
+    empty,
+    turn,
+    epi,
+    pid,
+    my_tiles,
+    k_tiles,
+    num_pid_m,
+    num_pid_n,
+    GROUP_M: gl.constexpr,
+    NUM_SMS: gl.constexpr,
+    STAGES: gl.constexpr,
+    EPI_BUFS: gl.constexpr,
+    FACTORS: gl.constexpr,
+    ORDERED: gl.constexpr,
+    WG: gl.constexpr,
+):
+    HALF_M: gl.constexpr = out_desc.block_type.shape[0]
+    BLOCK_N: gl.constexpr = out_desc.block_type.shape[1]
+    dtype: gl.constexpr = out_desc.dtype
+    mma_layout: gl.constexpr = gl.NVMMADistributedLayout(
+        version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 2 * BLOCK_N, 16]
+    )
+    c = 0
+    e = 0
+    for t in range(my_tiles):
+        pid_m, pid_n = _tile_coords(pid + t * NUM_SMS, num_pid_m, num_pid_n, GROUP_M)
+        acc = gl.zeros([HALF_M, 2 * BLOCK_N], gl.float32, mma_layout)
+        for kk in range(k_tiles):
+            slot = c % STAGES
+            mbarrier.wait(full.index(slot), (c // STAGES) & 1)
+            a = a_bufs.index(slot).slice(WG * HALF_M, HALF_M, dim=0)
+            acc = warpgroup_mma(a, b_bufs.index(slot).permute((1, 0)), acc, is_async=True)
+            acc = warpgroup_mma_wait(1, deps=(acc,))
+            # the previous step's wgmma is done: release its slot
+            mbarrier.arrive(empty.index((c + STAGES - 1) % STAGES), pred=kk > 0)
+            c += 1
+        acc = warpgroup_mma_wait(0, deps=(acc,))
+        mbarrier.arrive(empty.index((c + STAGES - 1) % STAGES))
+        # the epilogue, in turn: WG0's of tile t after WG1's of t - 1, WG1's after WG0's of t
+        if ORDERED:
+            if WG == 0:
+                mbarrier.wait(turn.index(0), (t & 1) ^ 1)
+            else:
+                mbarrier.wait(turn.index(1), t & 1)
+        left, gate = acc.reshape([HALF_M, 2, BLOCK_N]).permute((0, 2, 1)).split()
+        row = pid_m * 2 * HALF_M + WG * HALF_M
+        sig = 1.0 / (1.0 + gl.exp(-gate))
+        silu = gate * sig
+        buf = epi.index(e % EPI_BUFS)
+        tma.store_wait(pendings=EPI_BUFS - 1)
+        buf.store((left * silu).to(dtype))
+        fence_async_shared()
+        tma.async_copy_shared_to_global(out_desc, [row, pid_n * BLOCK_N], buf)
+        if FACTORS:  # (else: inference, out only)
+            buf = epi.index((e + 1) % EPI_BUFS)
+            tma.store_wait(pendings=EPI_BUFS - 1)
+            buf.store(silu.to(dtype))
+            fence_async_shared()
+            tma.async_copy_shared_to_global(f_desc, [row, pid_n * 2 * BLOCK_N], buf)
+            d_gate = left * sig * (1.0 + gate * (1.0 - sig))
+            buf = epi.index((e + 2) % EPI_BUFS)
+            tma.store_wait(pendings=EPI_BUFS - 1)
+            buf.store(d_gate.to(dtype))
+            fence_async_shared()
+            tma.async_copy_shared_to_global(f_desc, [row, pid_n * 2 * BLOCK_N + BLOCK_N], buf)
+            e += 3
+        else:
+            e += 1
+        if ORDERED:
+            mbarrier.arrive(turn.index(1 - WG))
+    tma.store_wait(pendings=0)
+
+
+@gluon.jit
+def glu_fwd_ws(
+    x_desc,
+    w_desc,
+    out_desc,
+    f_desc,
+    M,
+    N,
+    K,
+    GROUP_M: gl.constexpr,
+    NUM_SMS: gl.constexpr,
+    STAGES: gl.constexpr,
+    EPI_BUFS: gl.constexpr,
+    CONSUMER_REGS: gl.constexpr,
+    FACTORS: gl.constexpr,
+    ORDERED: gl.constexpr,
+):
+    BLOCK_M: gl.constexpr = x_desc.block_type.shape[0]
+    BLOCK_K: gl.constexpr = x_desc.block_type.shape[1]
+    HALF_M: gl.constexpr = out_desc.block_type.shape[0]
+    BLOCK_N: gl.constexpr = out_desc.block_type.shape[1]
+    dtype: gl.constexpr = x_desc.dtype
+
+    a_bufs = gl.allocate_shared_memory(dtype, [STAGES, BLOCK_M, BLOCK_K], x_desc.layout)
+    b_bufs = gl.allocate_shared_memory(dtype, [STAGES, 2 * BLOCK_N, BLOCK_K], w_desc.layout)
+    epi0 = gl.allocate_shared_memory(dtype, [EPI_BUFS, HALF_M, BLOCK_N], out_desc.layout)
+    epi1 = gl.allocate_shared_memory(dtype, [EPI_BUFS, HALF_M, BLOCK_N], out_desc.layout)
+    full = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
+    empty = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
+    turn = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
+    for i in gl.static_range(STAGES):
+        mbarrier.init(full.index(i), count=1)
+        mbarrier.init(empty.index(i), count=2)
+    for i in gl.static_range(2):
+        mbarrier.init(turn.index(i), count=1)
+
+    pid = gl.program_id(0)
+    num_pid_m = gl.cdiv(M, BLOCK_M)
+    num_pid_n = N // BLOCK_N
+    my_tiles = gl.cdiv(num_pid_m * num_pid_n - pid, NUM_SMS)
+    k_tiles = gl.cdiv(K, BLOCK_K)
+
+    gl.warp_specialize(
+        [
+            (
+                _consumer,
+                (
+                    out_desc,
+                    f_desc,
+                    a_bufs,
+                    b_bufs,
+                    full,
+                    empty,
+                    turn,
+                    epi0,
+                    pid,
+                    my_tiles,
+                    k_tiles,
+                    num_pid_m,
+                    num_pid_n,
+                    GROUP_M,
+                    NUM_SMS,
+                    STAGES,
+                    EPI_BUFS,
+                    FACTORS,
+                    ORDERED,
+                    0,
+                ),
+            ),
+            (
+                _consumer,
+                (
+                    out_desc,
+                    f_desc,
+                    a_bufs,
+                    b_bufs,
+                    full,
+                    empty,
+                    turn,
+                    epi1,
+                    pid,
+                    my_tiles,
+                    k_tiles,
+                    num_pid_m,
+                    num_pid_n,
+                    GROUP_M,
+                    NUM_SMS,
+                    STAGES,
+                    EPI_BUFS,
+                    FACTORS,
+                    ORDERED,
+                    1,
+                ),
+            ),
+            (
+                _producer,
+                (
+                    x_desc,
+                    w_desc,
+                    a_bufs,
+                    b_bufs,
+                    full,
+                    empty,
+                    pid,
+                    my_tiles,
+                    k_tiles,
+                    num_pid_m,
+                    num_pid_n,
+                    GROUP_M,
+                    NUM_SMS,
+                    STAGES,
+                ),
+            ),
+        ],
+        [4, 1],
+        [CONSUMER_REGS, 24],
+    )
+
+
+CONFIGS = {  # name: (STAGES, EPI_BUFS per consumer, CONSUMER_REGS, maxnreg, FACTORS, ORDERED)
+    "ws_s4e1": (4, 1, 240, None, True, True),
+    "ws_s4e1_unordered": (4, 1, 240, None, True, False),
+    "ws_s3e2_unordered": (3, 2, 240, None, True, False),
+    "ws_s3e1_unordered": (3, 1, 240, None, True, False),
+    "ws_s4e1_infer": (4, 1, 240, None, False, True),
+}
+
+
+def _layouts():
+    lay = gl.NVMMASharedLayout.get_default_for
+    return lay([BM, BK], gl.bfloat16), lay([HM, BN], gl.bfloat16)
+
+
+def compile_only():
+    """Compile every config for sm90 on this machine (no GPU): shared memory, registers, spills."""
+    sys.path.insert(0, ".")
+    from triton.backends.compiler import GPUTarget
+    from triton.experimental.gluon._runtime import GluonASTSource
+
+    from codegen.compile_check import _ptxas_usage
+
+    xl, ol = _layouts()
+
+    def desc(block, layout):
+        return f"tensordesc<bf16{list(block)},{layout!r}>"
+
+    for name, (stages, epi, regs, maxnreg, factors, ordered) in CONFIGS.items():
+        sig = {
+            "x_desc": desc((BM, BK), xl),
+            "w_desc": desc((2 * BN, BK), xl),
+            "out_desc": desc((HM, BN), ol),
+            "f_desc": desc((HM, BN), ol),
+            "M": "i32",
+            "N": "i32",
+            "K": "i32",
+            "GROUP_M": "constexpr",
+            "NUM_SMS": "constexpr",
+            "STAGES": "constexpr",
+            "EPI_BUFS": "constexpr",
+            "CONSUMER_REGS": "constexpr",
+            "FACTORS": "constexpr",
+            "ORDERED": "constexpr",
+        }
+        consts = {
+            "GROUP_M": 16,
+            "NUM_SMS": 132,
+            "STAGES": stages,
+            "EPI_BUFS": epi,
+            "CONSUMER_REGS": regs,
+            "FACTORS": factors,
+            "ORDERED": ordered,
+        }
+        src = GluonASTSource(glu_fwd_ws, sig, consts)
+        opts = {"num_warps": 4}
+        if maxnreg:
+            opts["maxnreg"] = maxnreg
+        try:
+            k = triton.compile(src, target=GPUTarget("cuda", 90, 32), options=opts)
+        except Exception as exc:  # report and go on with the next config
+            print(name, "FAILED", str(exc)[-3000:])
+            continue
+        print(
+            name,
+            "shared",
+            k.metadata.shared,
+            "warps",
+            k.metadata.num_warps,
+            _ptxas_usage(k.asm["ptx"], 90),
+        )
+        if "--ptx" in sys.argv:
+            open(f"/tmp/{name}.ptx", "w").write(k.asm["ptx"])
+            open(f"/tmp/{name}.ttgir", "w").write(k.asm["ttgir"])
+
+
+def run_gpu():
+    import torch
+    import torch.nn.functional as F
+    from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
+    from triton.testing import do_bench
+
+    sys.path.insert(0, ".")
+    from codegen.bench import load_module
+
+    mod = load_module("generated/glu_silu_bf16_bn128_sm90.py")
+    xl, ol = _layouts()
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+
+    def ws_fwd(x, w, out, f, stages, epi, regs, maxnreg, factors, ordered):
+        M, K = x.shape
+        N = w.shape[0] // 2
+        xd = TensorDescriptor.from_tensor(x, [BM, BK], xl)
+        wd = TensorDescriptor.from_tensor(w, [2 * BN, BK], xl)
+        od = TensorDescriptor.from_tensor(out, [HM, BN], ol)
+        fd = TensorDescriptor.from_tensor(f, [HM, BN], ol)
+        grid = (min(sms, triton.cdiv(M, BM) * (N // BN)),)
+        extra = {"maxnreg": maxnreg} if maxnreg else {}
+        glu_fwd_ws[grid](
+            xd,
+            wd,
+            od,
+            fd,
+            M,
+            N,
+            K,
+            16,
+            sms,
+            stages,
+            epi,
+            regs,
+            factors,
+            ordered,
+            num_warps=4,
+            **extra,
+        )
+
+    def t(fn):
+        return do_bench(fn, warmup=10, rep=60, return_mode="median")
+
+    res = {}
+    shapes = [
+        (4096, 2048, 5632),
+        (2048, 4096, 1408),
+        (8192, 4096, 14336),
+        (11136, 3584, 14336),
+        (65536, 1024, 2816),
+        (4000, 2048, 5632),
+        (300, 256, 384),
+    ]
+    for M, K, N in shapes:
+        x = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
+        w = (torch.randn(2 * N, K, device="cuda") / K**0.5).to(torch.bfloat16)
+        out_ref, fa, fb = mod._forward(x, w, None, True)
+        f_ref = fa if fb is None else torch.cat([fa, fb], 1)
+        ok = {}
+        for name, cfg in CONFIGS.items():
+            out = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
+            f = torch.empty(M, 2 * N, device="cuda", dtype=torch.bfloat16)
+            try:
+                ws_fwd(x, w, out, f, *cfg)
+                torch.cuda.synchronize()
+            except Exception as exc:
+                print(M, K, N, name, "FAILED", str(exc)[-2000:], flush=True)
+                continue
+            d_out = (out.float() - out_ref.float()).abs().max().item()
+            d_f = (f.float() - f_ref.float()).abs().max().item()
+            print(f"{M}x{K}x{N} {name}: max|d out| {d_out:.3g} max|d f| {d_f:.3g}", flush=True)
+            if d_out == 0 and (d_f == 0 or not cfg[4]):
+                ok[name] = (out, f)
+        if M < 1024:
+            continue
+        fns = {
+            "cublas": lambda: F.linear(x, w),
+            "module": lambda: mod._forward(x, w, None, True),
+            "module_infer": lambda: mod._forward(x, w, None, False),
+        }
+        for name in ok:
+            out, f = ok[name]
+            fns[name] = lambda out=out, f=f, cfg=CONFIGS[name]: ws_fwd(x, w, out, f, *cfg)
+        samples = {k: [] for k in fns}
+        for _ in range(5):
+            for k, fn in fns.items():
+                samples[k].append(t(fn))
+        r = {k: statistics.median(v) for k, v in samples.items()}
+        res[f"{M}x{K}x{N}"] = r
+        print(
+            f"{M}x{K}x{N}",
+            " ".join(f"{k} {v:.4f} ({v / r['cublas']:.3f}x)" for k, v in r.items()),
+            flush=True,
+        )
+    with open(os.path.join(os.environ.get("OUT", "build"), "gluon_ws_probe.json"), "w") as fh:
+        json.dump(res, fh, indent=1)
+
+
+if __name__ == "__main__":
+    if "--compile" in sys.argv:
+        compile_only()
+    else:
+        run_gpu()
