@@ -13,6 +13,7 @@ or two (left, gate: [BM, BN] each, two wgmmas per k-step).
                                                          # for sm90, print shared memory/spills
     python scripts/gluon_forward_probe.py                # an H200: check against the generated
                                                          # module, time vs cuBLAS and it ($OUT)
+    python scripts/gluon_forward_probe.py --quick        # an H200: a smoke run (two shapes)
 
 Written against triton 3.6's Gluon API (the H200 machines' version; 3.9's differs and does not
 compile it).  Results: perf log v0.16.
@@ -20,7 +21,6 @@ compile it).  Results: perf log v0.16.
 
 import json
 import os
-import statistics
 import sys
 
 import triton
@@ -34,18 +34,17 @@ from triton.experimental.gluon.language.nvidia.hopper import (
     warpgroup_mma_wait,
 )
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gluon_common import (
+    compile_report,
+    compile_sm90,
+    interleaved,
+    ratios,
+    shapes_to_run,
+)  # noqa: E402
+from gluon_common import tile_coords as _tile_coords  # noqa: E402
+
 BM, BN, BK = 128, 128, 64
-
-
-@gluon.jit
-def _tile_coords(tile_id, num_pid_m, num_pid_n, GROUP_M: gl.constexpr):
-    num_pid_in_group = GROUP_M * num_pid_n
-    group_id = tile_id // num_pid_in_group
-    first_pid_m = group_id * GROUP_M
-    group_size_m = min(num_pid_m - first_pid_m, GROUP_M)
-    pid_m = first_pid_m + (tile_id % group_size_m)
-    pid_n = (tile_id % num_pid_in_group) // group_size_m
-    return pid_m, pid_n
 
 
 @gluon.jit
@@ -279,33 +278,17 @@ def _layouts():
 
 def compile_only():
     """Compile every config for sm90 on this machine (no GPU): shared memory, registers, spills."""
-    sys.path.insert(0, ".")
-    from triton.backends.compiler import GPUTarget
-    from triton.experimental.gluon._runtime import GluonASTSource
+    xl, _, ol = _layouts()
 
-    xl, wl, ol = _layouts()
-
-    def desc(block, layout):
-        return f"tensordesc<bf16{list(block)},{layout!r}>"
-
-    for name, (stages, epi, one) in CONFIGS.items():
-        w_rows = 2 * BN if one else BN
-        sig = {
-            "x_desc": desc((BM, BK), xl),
-            "w_desc": desc((w_rows, BK), xl),
-            "out_desc": desc((BM, BN), ol),
-            "f_desc": desc((BM, BN), ol),
-            "M": "i32",
-            "N": "i32",
-            "K": "i32",
-            "GROUP_M": "constexpr",
-            "NUM_SMS": "constexpr",
-            "STAGES": "constexpr",
-            "EPI_BUFS": "constexpr",
-            "ONE_ACC": "constexpr",
-            "num_warps": "constexpr",
-        }
-        consts = {
+    def args(stages, epi, one):
+        return {
+            "x_desc": ((BM, BK), xl),
+            "w_desc": ((2 * BN if one else BN, BK), xl),
+            "out_desc": ((BM, BN), ol),
+            "f_desc": ((BM, BN), ol),
+            "M": None,
+            "N": None,
+            "K": None,
             "GROUP_M": 16,
             "NUM_SMS": 132,
             "STAGES": stages,
@@ -313,32 +296,23 @@ def compile_only():
             "ONE_ACC": one,
             "num_warps": 8,
         }
-        src = GluonASTSource(glu_fwd_gluon, sig, consts)
-        try:
-            k = triton.compile(src, target=GPUTarget("cuda", 90, 32), options={"num_warps": 8})
-        except Exception as exc:  # report and go on with the next config
-            print(name, "FAILED", str(exc)[-3000:])
-            continue
-        from codegen.compile_check import _ptxas_usage
 
-        print(name, "shared", k.metadata.shared, _ptxas_usage(k.asm["ptx"], 90))
-        if name == "1acc_s3e1":
-            ptx = k.asm["ptx"]
-            print(
-                "  wgmma",
-                ptx.count("wgmma.mma_async"),
-                "cp.async.bulk.tensor",
-                ptx.count("cp.async.bulk.tensor"),
-                "wait_group",
-                ptx.count("cp.async.bulk.wait_group"),
-            )
+    compile_report(glu_fwd_gluon, {n: args(*cfg) for n, cfg in CONFIGS.items()}, 8)
+    ptx = compile_sm90(glu_fwd_gluon, args(3, 1, True), 8)[2]
+    print(
+        "  1acc_s3e1: wgmma",
+        ptx.count("wgmma.mma_async"),
+        "cp.async.bulk.tensor",
+        ptx.count("cp.async.bulk.tensor"),
+        "wait_group",
+        ptx.count("cp.async.bulk.wait_group"),
+    )
 
 
 def run_gpu():
     import torch
     import torch.nn.functional as F
     from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
-    from triton.testing import do_bench
 
     sys.path.insert(0, ".")
     from codegen.bench import load_module
@@ -358,9 +332,6 @@ def run_gpu():
         grid = (min(sms, tiles),)
         glu_fwd_gluon[grid](xd, wd, od, fd, M, N, K, 16, sms, stages, epi, one, num_warps=8)
 
-    def t(fn):
-        return do_bench(fn, warmup=10, rep=60, return_mode="median")
-
     res = {}
     shapes = [
         (4096, 2048, 5632),
@@ -370,7 +341,7 @@ def run_gpu():
         (65536, 1024, 2816),
         (4000, 2048, 5632),
     ]
-    for M, K, N in shapes:
+    for M, K, N in shapes_to_run(shapes):
         x = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
         w = (torch.randn(2 * N, K, device="cuda") / K**0.5).to(torch.bfloat16)
         out_ref, fa, fb = mod._forward(x, w, None, True)
@@ -400,17 +371,8 @@ def run_gpu():
         for name in ok:
             out, f = ok[name]
             fns[name] = lambda out=out, f=f, cfg=CONFIGS[name]: gluon_fwd(x, w, out, f, *cfg)
-        samples = {k: [] for k in fns}
-        for _ in range(5):
-            for k, fn in fns.items():
-                samples[k].append(t(fn))
-        r = {k: statistics.median(v) for k, v in samples.items()}
-        res[f"{M}x{K}x{N}"] = r
-        print(
-            f"{M}x{K}x{N}",
-            " ".join(f"{k} {v:.4f} ({v / r['cublas']:.3f}x)" for k, v in r.items()),
-            flush=True,
-        )
+        r = res[f"{M}x{K}x{N}"] = interleaved(fns)
+        print(ratios(f"{M}x{K}x{N}", r), flush=True)
         del x, w, out_ref, fa, fb, ok
         torch.cuda.empty_cache()
     out_dir = os.environ.get("OUT", "build")

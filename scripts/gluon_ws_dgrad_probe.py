@@ -12,13 +12,13 @@ shared-memory buffers; the groups run free, so one group's epilogue overlaps the
 
     python scripts/gluon_ws_dgrad_probe.py --compile   # compile for sm90 (triton 3.6), any host
     python scripts/gluon_ws_dgrad_probe.py             # an H200: check and time ($OUT)
+    python scripts/gluon_ws_dgrad_probe.py --quick     # an H200: a smoke run (two shapes)
 
 Written against triton 3.6's Gluon API (3.9's differs).  Results: perf log v0.16.
 """
 
 import json
 import os
-import statistics
 import sys
 
 import triton
@@ -33,48 +33,11 @@ from triton.experimental.gluon.language.nvidia.hopper import (
 )
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gluon_forward_probe import _tile_coords  # noqa: E402
+from gluon_common import compile_report, interleaved, producer, ratios, shapes_to_run  # noqa: E402
+from gluon_common import tile_coords as _tile_coords  # noqa: E402
 
 BM, BN, BK = 128, 128, 64  # dh tile rows, its hidden units (= the chunk), k-step over D
 HM = BM // 2
-
-
-@gluon.jit
-def _producer(
-    dy_desc,
-    wd_desc,
-    a_bufs,
-    b_bufs,
-    full,
-    empty,
-    pid,
-    my_tiles,
-    k_tiles,
-    num_pid_m,
-    num_pid_n,
-    GROUP_M: gl.constexpr,
-    NUM_SMS: gl.constexpr,
-    STAGES: gl.constexpr,
-):
-    BLOCK_M: gl.constexpr = dy_desc.block_type.shape[0]
-    BLOCK_K: gl.constexpr = dy_desc.block_type.shape[1]
-    BLOCK_N: gl.constexpr = wd_desc.block_type.shape[1]
-    nbytes: gl.constexpr = dy_desc.block_type.nbytes + wd_desc.block_type.nbytes
-    p = 0
-    for t in range(my_tiles):
-        pid_m, pid_n = _tile_coords(pid + t * NUM_SMS, num_pid_m, num_pid_n, GROUP_M)
-        for kk in range(k_tiles):
-            slot = p % STAGES
-            mbarrier.wait(empty.index(slot), ((p // STAGES) & 1) ^ 1)
-            bar = full.index(slot)
-            mbarrier.expect(bar, nbytes)
-            tma.async_copy_global_to_shared(
-                dy_desc, [pid_m * BLOCK_M, kk * BLOCK_K], bar, a_bufs.index(slot)
-            )
-            tma.async_copy_global_to_shared(
-                wd_desc, [kk * BLOCK_K, pid_n * BLOCK_N], bar, b_bufs.index(slot)
-            )
-            p += 1
 
 
 @gluon.jit
@@ -253,7 +216,7 @@ def dgrad_ws(
                 ),
             ),
             (
-                _producer,
+                producer,
                 (
                     dy_desc,
                     wd_desc,
@@ -269,6 +232,7 @@ def dgrad_ws(
                     GROUP_M,
                     NUM_SMS,
                     STAGES,
+                    False,
                 ),
             ),
         ],
@@ -286,54 +250,29 @@ def _layouts():
 
 
 def compile_only():
-    sys.path.insert(0, ".")
-    from triton.backends.compiler import GPUTarget
-    from triton.experimental.gluon._runtime import GluonASTSource
-
-    from codegen.compile_check import _ptxas_usage
-
+    """Compile every config for sm90 on this machine (no GPU): shared memory, registers, spills."""
     al, bl, hl = _layouts()
 
-    def desc(block, layout):
-        return f"tensordesc<bf16{list(block)},{layout!r}>"
-
-    for name, stages in CONFIGS.items():
-        sig = {
-            "dy_desc": desc((BM, BK), al),
-            "wd_desc": desc((BK, BN), bl),
-            "h_desc": desc((HM, BN), hl),
-            "y_desc": desc((HM, BN), hl),
-            "M": "i32",
-            "N": "i32",
-            "D": "i32",
-            "GROUP_M": "constexpr",
-            "NUM_SMS": "constexpr",
-            "STAGES": "constexpr",
+    def args(stages):
+        return {
+            "dy_desc": ((BM, BK), al),
+            "wd_desc": ((BK, BN), bl),
+            "h_desc": ((HM, BN), hl),
+            "y_desc": ((HM, BN), hl),
+            "M": None,
+            "N": None,
+            "D": None,
+            "GROUP_M": 16,
+            "NUM_SMS": 132,
+            "STAGES": stages,
         }
-        consts = {"GROUP_M": 16, "NUM_SMS": 132, "STAGES": stages}
-        try:
-            k = triton.compile(
-                GluonASTSource(dgrad_ws, sig, consts),
-                target=GPUTarget("cuda", 90, 32),
-                options={"num_warps": 4},
-            )
-        except Exception as exc:
-            print(name, "FAILED", str(exc)[-3000:])
-            continue
-        print(
-            name,
-            "shared",
-            k.metadata.shared,
-            "warps",
-            k.metadata.num_warps,
-            _ptxas_usage(k.asm["ptx"], 90),
-        )
+
+    compile_report(dgrad_ws, {n: args(s) for n, s in CONFIGS.items()}, 4)
 
 
 def run_gpu():
     import torch
     from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
-    from triton.testing import do_bench
 
     sys.path.insert(0, ".")
     from codegen.bench import load_module
@@ -352,11 +291,8 @@ def run_gpu():
         grid = (min(sms, triton.cdiv(M, BM) * (N // BN)),)
         dgrad_ws[grid](dd, wdd, hd, yd, M, N, D, 16, sms, stages, num_warps=4)
 
-    def t(fn):
-        return do_bench(fn, warmup=10, rep=60, return_mode="median")
-
     res = {}
-    for M, D, N in [
+    shapes = [
         (4096, 2048, 5632),
         (11136, 3584, 14336),
         (8192, 4096, 14336),
@@ -364,7 +300,8 @@ def run_gpu():
         (65536, 1024, 2816),
         (4000, 2048, 5632),
         (300, 256, 384),
-    ]:
+    ]
+    for M, D, N in shapes_to_run(shapes):
         dy = torch.randn(M, D, device="cuda", dtype=torch.bfloat16)
         wd = (torch.randn(D, N, device="cuda") / D**0.5).to(torch.bfloat16)
         h0 = torch.randn(M, 2 * N, device="cuda", dtype=torch.bfloat16)
@@ -397,18 +334,9 @@ def run_gpu():
         }
         for name in ok:
             fns[name] = lambda s=CONFIGS[name]: ws_dgrad(dy, wd, h, y, s)
-        samples = {k: [] for k in fns}
-        for _ in range(5):
-            for k, fn in fns.items():
-                h.copy_(h0)  # in place: keep the values finite
-                samples[k].append(t(fn))
-        r = {k: statistics.median(v) for k, v in samples.items()}
-        res[f"{M}x{D}x{N}"] = r
-        print(
-            f"{M}x{D}x{N}",
-            " ".join(f"{k} {v:.4f} ({v / r['cublas']:.3f}x)" for k, v in r.items()),
-            flush=True,
-        )
+        # in place: restore h before each timing so the values stay finite
+        r = res[f"{M}x{D}x{N}"] = interleaved(fns, before=lambda: h.copy_(h0))
+        print(ratios(f"{M}x{D}x{N}", r), flush=True)
         del dy, wd, h0, h, y, h_ref, y_ref
         torch.cuda.empty_cache()
     with open(os.path.join(os.environ.get("OUT", "build"), "gluon_ws_dgrad_probe.json"), "w") as fh:

@@ -14,6 +14,7 @@ by the ring (STAGES - 1 steps), i.e. by shared memory.
 
     python scripts/gluon_ws_probe.py --compile   # compile for sm90 anywhere (triton 3.6)
     python scripts/gluon_ws_probe.py             # an H200: check and time vs cuBLAS / module
+    python scripts/gluon_ws_probe.py --quick     # an H200: a smoke run (two shapes)
 
 Written against triton 3.6's Gluon API (the H200 machines' version); triton 3.9's Gluon changed
 (warp_specialize's arguments, among others) and does not compile it.  Results: perf log v0.16.
@@ -21,7 +22,6 @@ Written against triton 3.6's Gluon API (the H200 machines' version); triton 3.9'
 
 import json
 import os
-import statistics
 import sys
 
 import triton
@@ -36,49 +36,11 @@ from triton.experimental.gluon.language.nvidia.hopper import (
 )
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gluon_forward_probe import _tile_coords  # noqa: E402
+from gluon_common import compile_report, interleaved, producer, ratios, shapes_to_run  # noqa: E402
+from gluon_common import tile_coords as _tile_coords  # noqa: E402
 
 BM, BN, BK = 128, 128, 64  # the tile's rows, its chunk (left and gate columns each), k-step
 HM = BM // 2  # each consumer warp group's rows
-
-
-@gluon.jit
-def _producer(
-    x_desc,
-    w_desc,
-    a_bufs,
-    b_bufs,
-    full,
-    empty,
-    pid,
-    my_tiles,
-    k_tiles,
-    num_pid_m,
-    num_pid_n,
-    GROUP_M: gl.constexpr,
-    NUM_SMS: gl.constexpr,
-    STAGES: gl.constexpr,
-):
-    BLOCK_M: gl.constexpr = x_desc.block_type.shape[0]
-    BLOCK_K: gl.constexpr = x_desc.block_type.shape[1]
-    W_ROWS: gl.constexpr = w_desc.block_type.shape[0]
-    nbytes: gl.constexpr = x_desc.block_type.nbytes + w_desc.block_type.nbytes
-    p = 0
-    for t in range(my_tiles):
-        pid_m, pid_n = _tile_coords(pid + t * NUM_SMS, num_pid_m, num_pid_n, GROUP_M)
-        for kk in range(k_tiles):
-            slot = p % STAGES
-            # both consumers released the slot (the first pass finds it free: parity 1)
-            mbarrier.wait(empty.index(slot), ((p // STAGES) & 1) ^ 1)
-            bar = full.index(slot)
-            mbarrier.expect(bar, nbytes)
-            tma.async_copy_global_to_shared(
-                x_desc, [pid_m * BLOCK_M, kk * BLOCK_K], bar, a_bufs.index(slot)
-            )
-            tma.async_copy_global_to_shared(
-                w_desc, [pid_n * W_ROWS, kk * BLOCK_K], bar, b_bufs.index(slot)
-            )
-            p += 1
 
 
 @gluon.jit
@@ -256,7 +218,7 @@ def glu_fwd_ws(
                 ),
             ),
             (
-                _producer,
+                producer,
                 (
                     x_desc,
                     w_desc,
@@ -272,6 +234,7 @@ def glu_fwd_ws(
                     GROUP_M,
                     NUM_SMS,
                     STAGES,
+                    True,
                 ),
             ),
         ],
@@ -280,12 +243,12 @@ def glu_fwd_ws(
     )
 
 
-CONFIGS = {  # name: (STAGES, EPI_BUFS per consumer, CONSUMER_REGS, maxnreg, FACTORS, ORDERED)
-    "ws_s4e1": (4, 1, 240, None, True, True),
-    "ws_s4e1_unordered": (4, 1, 240, None, True, False),
-    "ws_s3e2_unordered": (3, 2, 240, None, True, False),
-    "ws_s3e1_unordered": (3, 1, 240, None, True, False),
-    "ws_s4e1_infer": (4, 1, 240, None, False, True),
+CONFIGS = {  # name: (STAGES, EPI_BUFS per consumer, CONSUMER_REGS, FACTORS, ORDERED)
+    "ws_s4e1": (4, 1, 240, True, True),
+    "ws_s4e1_unordered": (4, 1, 240, True, False),
+    "ws_s3e2_unordered": (3, 2, 240, True, False),
+    "ws_s3e1_unordered": (3, 1, 240, True, False),
+    "ws_s4e1_infer": (4, 1, 240, False, True),
 }
 
 
@@ -296,35 +259,17 @@ def _layouts():
 
 def compile_only():
     """Compile every config for sm90 on this machine (no GPU): shared memory, registers, spills."""
-    sys.path.insert(0, ".")
-    from triton.backends.compiler import GPUTarget
-    from triton.experimental.gluon._runtime import GluonASTSource
-
-    from codegen.compile_check import _ptxas_usage
-
     xl, ol = _layouts()
 
-    def desc(block, layout):
-        return f"tensordesc<bf16{list(block)},{layout!r}>"
-
-    for name, (stages, epi, regs, maxnreg, factors, ordered) in CONFIGS.items():
-        sig = {
-            "x_desc": desc((BM, BK), xl),
-            "w_desc": desc((2 * BN, BK), xl),
-            "out_desc": desc((HM, BN), ol),
-            "f_desc": desc((HM, BN), ol),
-            "M": "i32",
-            "N": "i32",
-            "K": "i32",
-            "GROUP_M": "constexpr",
-            "NUM_SMS": "constexpr",
-            "STAGES": "constexpr",
-            "EPI_BUFS": "constexpr",
-            "CONSUMER_REGS": "constexpr",
-            "FACTORS": "constexpr",
-            "ORDERED": "constexpr",
-        }
-        consts = {
+    def args(stages, epi, regs, factors, ordered):
+        return {
+            "x_desc": ((BM, BK), xl),
+            "w_desc": ((2 * BN, BK), xl),
+            "out_desc": ((HM, BN), ol),
+            "f_desc": ((HM, BN), ol),
+            "M": None,
+            "N": None,
+            "K": None,
             "GROUP_M": 16,
             "NUM_SMS": 132,
             "STAGES": stages,
@@ -333,33 +278,14 @@ def compile_only():
             "FACTORS": factors,
             "ORDERED": ordered,
         }
-        src = GluonASTSource(glu_fwd_ws, sig, consts)
-        opts = {"num_warps": 4}
-        if maxnreg:
-            opts["maxnreg"] = maxnreg
-        try:
-            k = triton.compile(src, target=GPUTarget("cuda", 90, 32), options=opts)
-        except Exception as exc:  # report and go on with the next config
-            print(name, "FAILED", str(exc)[-3000:])
-            continue
-        print(
-            name,
-            "shared",
-            k.metadata.shared,
-            "warps",
-            k.metadata.num_warps,
-            _ptxas_usage(k.asm["ptx"], 90),
-        )
-        if "--ptx" in sys.argv:
-            open(f"/tmp/{name}.ptx", "w").write(k.asm["ptx"])
-            open(f"/tmp/{name}.ttgir", "w").write(k.asm["ttgir"])
+
+    compile_report(glu_fwd_ws, {n: args(*cfg) for n, cfg in CONFIGS.items()}, 4)
 
 
 def run_gpu():
     import torch
     import torch.nn.functional as F
     from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
-    from triton.testing import do_bench
 
     sys.path.insert(0, ".")
     from codegen.bench import load_module
@@ -368,7 +294,7 @@ def run_gpu():
     xl, ol = _layouts()
     sms = torch.cuda.get_device_properties(0).multi_processor_count
 
-    def ws_fwd(x, w, out, f, stages, epi, regs, maxnreg, factors, ordered):
+    def ws_fwd(x, w, out, f, stages, epi, regs, factors, ordered):
         M, K = x.shape
         N = w.shape[0] // 2
         xd = TensorDescriptor.from_tensor(x, [BM, BK], xl)
@@ -376,7 +302,6 @@ def run_gpu():
         od = TensorDescriptor.from_tensor(out, [HM, BN], ol)
         fd = TensorDescriptor.from_tensor(f, [HM, BN], ol)
         grid = (min(sms, triton.cdiv(M, BM) * (N // BN)),)
-        extra = {"maxnreg": maxnreg} if maxnreg else {}
         glu_fwd_ws[grid](
             xd,
             wd,
@@ -393,11 +318,7 @@ def run_gpu():
             factors,
             ordered,
             num_warps=4,
-            **extra,
         )
-
-    def t(fn):
-        return do_bench(fn, warmup=10, rep=60, return_mode="median")
 
     res = {}
     shapes = [
@@ -409,7 +330,7 @@ def run_gpu():
         (4000, 2048, 5632),
         (300, 256, 384),
     ]
-    for M, K, N in shapes:
+    for M, K, N in shapes_to_run(shapes):
         x = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
         w = (torch.randn(2 * N, K, device="cuda") / K**0.5).to(torch.bfloat16)
         out_ref, fa, fb = mod._forward(x, w, None, True)
@@ -427,7 +348,7 @@ def run_gpu():
             d_out = (out.float() - out_ref.float()).abs().max().item()
             d_f = (f.float() - f_ref.float()).abs().max().item()
             print(f"{M}x{K}x{N} {name}: max|d out| {d_out:.3g} max|d f| {d_f:.3g}", flush=True)
-            if d_out == 0 and (d_f == 0 or not cfg[4]):
+            if d_out == 0 and (d_f == 0 or not cfg[3]):
                 ok[name] = (out, f)
         if M < 1024:
             continue
@@ -439,17 +360,8 @@ def run_gpu():
         for name in ok:
             out, f = ok[name]
             fns[name] = lambda out=out, f=f, cfg=CONFIGS[name]: ws_fwd(x, w, out, f, *cfg)
-        samples = {k: [] for k in fns}
-        for _ in range(5):
-            for k, fn in fns.items():
-                samples[k].append(t(fn))
-        r = {k: statistics.median(v) for k, v in samples.items()}
-        res[f"{M}x{K}x{N}"] = r
-        print(
-            f"{M}x{K}x{N}",
-            " ".join(f"{k} {v:.4f} ({v / r['cublas']:.3f}x)" for k, v in r.items()),
-            flush=True,
-        )
+        r = res[f"{M}x{K}x{N}"] = interleaved(fns)
+        print(ratios(f"{M}x{K}x{N}", r), flush=True)
     with open(os.path.join(os.environ.get("OUT", "build"), "gluon_ws_probe.json"), "w") as fh:
         json.dump(res, fh, indent=1)
 
