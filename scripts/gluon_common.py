@@ -26,18 +26,34 @@ def tile_coords(tile_id, num_pid_m, num_pid_n, GROUP_M: gl.constexpr):
 
 
 @gluon.jit
+def make_ring(a_desc, b_desc, num_pid_m, num_pid_n, k_tiles, NUM_SMS: gl.constexpr, STAGES):
+    """The warp-specialised probes' k-slice ring: STAGES slots of A and B tiles in shared memory,
+    a full and an empty barrier per slot (empty counts both consumer warp groups), and this
+    program's share of the persistent tiles.  Returns the tuple that the producer and the
+    consumers take as ``ring``."""
+    A_SHAPE: gl.constexpr = a_desc.block_type.shape
+    B_SHAPE: gl.constexpr = b_desc.block_type.shape
+    a_bufs = gl.allocate_shared_memory(
+        a_desc.dtype, [STAGES, A_SHAPE[0], A_SHAPE[1]], a_desc.layout
+    )
+    b_bufs = gl.allocate_shared_memory(
+        b_desc.dtype, [STAGES, B_SHAPE[0], B_SHAPE[1]], b_desc.layout
+    )
+    full = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
+    empty = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
+    for i in gl.static_range(STAGES):
+        mbarrier.init(full.index(i), count=1)
+        mbarrier.init(empty.index(i), count=2)
+    pid = gl.program_id(0)
+    my_tiles = gl.cdiv(num_pid_m * num_pid_n - pid, NUM_SMS)
+    return a_bufs, b_bufs, full, empty, pid, my_tiles, k_tiles, num_pid_m, num_pid_n
+
+
+@gluon.jit
 def producer(
     a_desc,
     b_desc,
-    a_bufs,
-    b_bufs,
-    full,
-    empty,
-    pid,
-    my_tiles,
-    k_tiles,
-    num_pid_m,
-    num_pid_n,
+    ring,
     GROUP_M: gl.constexpr,
     NUM_SMS: gl.constexpr,
     STAGES: gl.constexpr,
@@ -45,7 +61,10 @@ def producer(
 ):
     """The producer warp: the k-slices of this program's tiles (A [rows, K]; B [rows, K] when
     B_K_MAJOR, else [K, columns]) into a ring of STAGES slots; slot s is filled once both
-    consumer warp groups released it (empty[s], count 2) and signals full[s] (TMA bytes)."""
+    consumer warp groups released it (empty[s], count 2) and signals full[s] (TMA bytes).
+    ``ring`` = (a_bufs, b_bufs, full, empty, pid, my_tiles, k_tiles, num_pid_m, num_pid_n), the
+    tuple that the consumers get too."""
+    a_bufs, b_bufs, full, empty, pid, my_tiles, k_tiles, num_pid_m, num_pid_n = ring
     BLOCK_M: gl.constexpr = a_desc.block_type.shape[0]
     BLOCK_K: gl.constexpr = a_desc.block_type.shape[1]
     nbytes: gl.constexpr = a_desc.block_type.nbytes + b_desc.block_type.nbytes

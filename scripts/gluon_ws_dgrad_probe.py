@@ -33,7 +33,8 @@ from triton.experimental.gluon.language.nvidia.hopper import (
 )
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gluon_common import compile_report, interleaved, producer, ratios, shapes_to_run  # noqa: E402
+from gluon_common import compile_report, interleaved, make_ring, producer, ratios  # noqa: E402
+from gluon_common import shapes_to_run  # noqa: E402
 from gluon_common import tile_coords as _tile_coords  # noqa: E402
 
 BM, BN, BK = 128, 128, 64  # dh tile rows, its hidden units (= the chunk), k-step over D
@@ -68,24 +69,17 @@ def _load_h(
 def _consumer(
     h_desc,
     y_desc,
-    a_bufs,
-    b_bufs,
-    full,
-    empty,
-    hl,
-    hg,
-    ysm,
-    h_bar,
-    pid,
-    my_tiles,
-    k_tiles,
-    num_pid_m,
-    num_pid_n,
+    ring,
     GROUP_M: gl.constexpr,
     NUM_SMS: gl.constexpr,
     STAGES: gl.constexpr,
+    bufs,
     WG: gl.constexpr,
 ):
+    """One consumer warp group: its 64 rows of each tile's dh, then the epilogue in place over
+    h.  ``bufs`` = its shared-memory (h left, h gate, y) tiles and the h barrier."""
+    a_bufs, b_bufs, full, empty, pid, my_tiles, k_tiles, num_pid_m, num_pid_n = ring
+    hl, hg, ysm, h_bar = bufs
     HALF_M: gl.constexpr = h_desc.block_type.shape[0]
     BLOCK_N: gl.constexpr = h_desc.block_type.shape[1]
     dtype: gl.constexpr = h_desc.dtype
@@ -146,95 +140,22 @@ def dgrad_ws(
     HALF_M: gl.constexpr = h_desc.block_type.shape[0]
     dtype: gl.constexpr = dy_desc.dtype
 
-    a_bufs = gl.allocate_shared_memory(dtype, [STAGES, BLOCK_M, BLOCK_K], dy_desc.layout)
-    b_bufs = gl.allocate_shared_memory(dtype, [STAGES, BLOCK_K, BLOCK_N], wd_desc.layout)
     h_bufs = gl.allocate_shared_memory(dtype, [4, HALF_M, BLOCK_N], h_desc.layout)
     y_bufs = gl.allocate_shared_memory(dtype, [2, HALF_M, BLOCK_N], y_desc.layout)
-    full = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
-    empty = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
     h_bars = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
-    for i in gl.static_range(STAGES):
-        mbarrier.init(full.index(i), count=1)
-        mbarrier.init(empty.index(i), count=2)
     for i in gl.static_range(2):
         mbarrier.init(h_bars.index(i), count=1)
-
-    pid = gl.program_id(0)
     num_pid_m = gl.cdiv(M, BLOCK_M)
     num_pid_n = N // BLOCK_N
-    my_tiles = gl.cdiv(num_pid_m * num_pid_n - pid, NUM_SMS)
     k_tiles = gl.cdiv(D, BLOCK_K)
-
+    ring = make_ring(dy_desc, wd_desc, num_pid_m, num_pid_n, k_tiles, NUM_SMS, STAGES)
+    h0 = (h_bufs.index(0), h_bufs.index(1), y_bufs.index(0), h_bars.index(0))
+    h1 = (h_bufs.index(2), h_bufs.index(3), y_bufs.index(1), h_bars.index(1))
     gl.warp_specialize(
         [
-            (
-                _consumer,
-                (
-                    h_desc,
-                    y_desc,
-                    a_bufs,
-                    b_bufs,
-                    full,
-                    empty,
-                    h_bufs.index(0),
-                    h_bufs.index(1),
-                    y_bufs.index(0),
-                    h_bars.index(0),
-                    pid,
-                    my_tiles,
-                    k_tiles,
-                    num_pid_m,
-                    num_pid_n,
-                    GROUP_M,
-                    NUM_SMS,
-                    STAGES,
-                    0,
-                ),
-            ),
-            (
-                _consumer,
-                (
-                    h_desc,
-                    y_desc,
-                    a_bufs,
-                    b_bufs,
-                    full,
-                    empty,
-                    h_bufs.index(2),
-                    h_bufs.index(3),
-                    y_bufs.index(1),
-                    h_bars.index(1),
-                    pid,
-                    my_tiles,
-                    k_tiles,
-                    num_pid_m,
-                    num_pid_n,
-                    GROUP_M,
-                    NUM_SMS,
-                    STAGES,
-                    1,
-                ),
-            ),
-            (
-                producer,
-                (
-                    dy_desc,
-                    wd_desc,
-                    a_bufs,
-                    b_bufs,
-                    full,
-                    empty,
-                    pid,
-                    my_tiles,
-                    k_tiles,
-                    num_pid_m,
-                    num_pid_n,
-                    GROUP_M,
-                    NUM_SMS,
-                    STAGES,
-                    False,
-                ),
-            ),
+            (_consumer, (h_desc, y_desc, ring, GROUP_M, NUM_SMS, STAGES, h0, 0)),
+            (_consumer, (h_desc, y_desc, ring, GROUP_M, NUM_SMS, STAGES, h1, 1)),
+            (producer, (dy_desc, wd_desc, ring, GROUP_M, NUM_SMS, STAGES, False)),
         ],
         [4, 1],
         [240, 24],

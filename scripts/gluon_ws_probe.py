@@ -36,7 +36,8 @@ from triton.experimental.gluon.language.nvidia.hopper import (
 )
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gluon_common import compile_report, interleaved, producer, ratios, shapes_to_run  # noqa: E402
+from gluon_common import compile_report, interleaved, make_ring, producer, ratios  # noqa: E402
+from gluon_common import shapes_to_run  # noqa: E402
 from gluon_common import tile_coords as _tile_coords  # noqa: E402
 
 BM, BN, BK = 128, 128, 64  # the tile's rows, its chunk (left and gate columns each), k-step
@@ -47,25 +48,18 @@ HM = BM // 2  # each consumer warp group's rows
 def _consumer(
     out_desc,
     f_desc,
-    a_bufs,
-    b_bufs,
-    full,
-    empty,
     turn,
-    epi,
-    pid,
-    my_tiles,
-    k_tiles,
-    num_pid_m,
-    num_pid_n,
+    ring,
     GROUP_M: gl.constexpr,
     NUM_SMS: gl.constexpr,
     STAGES: gl.constexpr,
     EPI_BUFS: gl.constexpr,
     FACTORS: gl.constexpr,
     ORDERED: gl.constexpr,
+    epi,
     WG: gl.constexpr,
 ):
+    a_bufs, b_bufs, full, empty, pid, my_tiles, k_tiles, num_pid_m, num_pid_n = ring
     HALF_M: gl.constexpr = out_desc.block_type.shape[0]
     BLOCK_N: gl.constexpr = out_desc.block_type.shape[1]
     dtype: gl.constexpr = out_desc.dtype
@@ -146,25 +140,15 @@ def glu_fwd_ws(
     BLOCK_N: gl.constexpr = out_desc.block_type.shape[1]
     dtype: gl.constexpr = x_desc.dtype
 
-    a_bufs = gl.allocate_shared_memory(dtype, [STAGES, BLOCK_M, BLOCK_K], x_desc.layout)
-    b_bufs = gl.allocate_shared_memory(dtype, [STAGES, 2 * BLOCK_N, BLOCK_K], w_desc.layout)
     epi0 = gl.allocate_shared_memory(dtype, [EPI_BUFS, HALF_M, BLOCK_N], out_desc.layout)
     epi1 = gl.allocate_shared_memory(dtype, [EPI_BUFS, HALF_M, BLOCK_N], out_desc.layout)
-    full = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
-    empty = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
     turn = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
-    for i in gl.static_range(STAGES):
-        mbarrier.init(full.index(i), count=1)
-        mbarrier.init(empty.index(i), count=2)
     for i in gl.static_range(2):
         mbarrier.init(turn.index(i), count=1)
-
-    pid = gl.program_id(0)
     num_pid_m = gl.cdiv(M, BLOCK_M)
     num_pid_n = N // BLOCK_N
-    my_tiles = gl.cdiv(num_pid_m * num_pid_n - pid, NUM_SMS)
     k_tiles = gl.cdiv(K, BLOCK_K)
-
+    ring = make_ring(x_desc, w_desc, num_pid_m, num_pid_n, k_tiles, NUM_SMS, STAGES)
     gl.warp_specialize(
         [
             (
@@ -172,23 +156,15 @@ def glu_fwd_ws(
                 (
                     out_desc,
                     f_desc,
-                    a_bufs,
-                    b_bufs,
-                    full,
-                    empty,
                     turn,
-                    epi0,
-                    pid,
-                    my_tiles,
-                    k_tiles,
-                    num_pid_m,
-                    num_pid_n,
+                    ring,
                     GROUP_M,
                     NUM_SMS,
                     STAGES,
                     EPI_BUFS,
                     FACTORS,
                     ORDERED,
+                    epi0,
                     0,
                 ),
             ),
@@ -197,46 +173,19 @@ def glu_fwd_ws(
                 (
                     out_desc,
                     f_desc,
-                    a_bufs,
-                    b_bufs,
-                    full,
-                    empty,
                     turn,
-                    epi1,
-                    pid,
-                    my_tiles,
-                    k_tiles,
-                    num_pid_m,
-                    num_pid_n,
+                    ring,
                     GROUP_M,
                     NUM_SMS,
                     STAGES,
                     EPI_BUFS,
                     FACTORS,
                     ORDERED,
+                    epi1,
                     1,
                 ),
             ),
-            (
-                producer,
-                (
-                    x_desc,
-                    w_desc,
-                    a_bufs,
-                    b_bufs,
-                    full,
-                    empty,
-                    pid,
-                    my_tiles,
-                    k_tiles,
-                    num_pid_m,
-                    num_pid_n,
-                    GROUP_M,
-                    NUM_SMS,
-                    STAGES,
-                    True,
-                ),
-            ),
+            (producer, (x_desc, w_desc, ring, GROUP_M, NUM_SMS, STAGES, True)),
         ],
         [4, 1],
         [CONSUMER_REGS, 24],
