@@ -1,7 +1,7 @@
 """Shared pieces of the Gluon probes (scripts/gluon_forward_probe.py, gluon_ws_probe.py,
-gluon_ws_dgrad_probe.py; triton 3.6's Gluon API, perf log v0.16): the grouped tile order, the
-TMA producer warp of the warp-specialised probes, compiling a kernel for sm90 on any machine,
-and interleaved timing."""
+gluon_ws_dgrad_probe.py; perf log v0.16): the grouped tile order, the k-slice ring and the TMA
+producer warp of the warp-specialised probes, the TMA copies under names that triton 3.6 and
+3.9 both have, compiling a kernel for sm90 on any machine, and interleaved timing."""
 
 import statistics
 import sys
@@ -10,6 +10,11 @@ import triton
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.hopper import mbarrier, tma
+
+# triton 3.9 renamed the TMA copies (3.6: async_copy_global_to_shared / async_copy_shared_to_global)
+# and made the old names raise; the probes call them through these two names.
+tma_load = tma.async_load if hasattr(tma, "async_load") else tma.async_copy_global_to_shared
+tma_store = tma.async_store if hasattr(tma, "async_store") else tma.async_copy_shared_to_global
 
 
 @gluon.jit
@@ -77,16 +82,14 @@ def producer(
             mbarrier.wait(empty.index(slot), ((p // STAGES) & 1) ^ 1)
             bar = full.index(slot)
             mbarrier.expect(bar, nbytes)
-            tma.async_copy_global_to_shared(
-                a_desc, [pid_m * BLOCK_M, kk * BLOCK_K], bar, a_bufs.index(slot)
-            )
+            tma_load(a_desc, [pid_m * BLOCK_M, kk * BLOCK_K], bar, a_bufs.index(slot))
             if B_K_MAJOR:
                 b_rows: gl.constexpr = b_desc.block_type.shape[0]
                 b_coord = [pid_n * b_rows, kk * BLOCK_K]
             else:
                 b_cols: gl.constexpr = b_desc.block_type.shape[1]
                 b_coord = [kk * BLOCK_K, pid_n * b_cols]
-            tma.async_copy_global_to_shared(b_desc, b_coord, bar, b_bufs.index(slot))
+            tma_load(b_desc, b_coord, bar, b_bufs.index(slot))
             p += 1
 
 

@@ -15,8 +15,8 @@ or two (left, gate: [BM, BN] each, two wgmmas per k-step).
                                                          # module, time vs cuBLAS and it ($OUT)
     python scripts/gluon_forward_probe.py --quick        # an H200: a smoke run (two shapes)
 
-Written against triton 3.6's Gluon API (the H200 machines' version; 3.9's differs and does not
-compile it).  Results: perf log v0.16.
+Written against triton 3.6's Gluon API (the H200 machines' version); compiles on triton 3.9
+too through gluon_common's TMA names (compile-checked, not run).  Results: perf log v0.16.
 """
 
 import json
@@ -43,6 +43,7 @@ from gluon_common import (
     shapes_to_run,
 )  # noqa: E402
 from gluon_common import tile_coords as _tile_coords  # noqa: E402
+from gluon_common import tma_load, tma_store  # noqa: E402
 
 BM, BN, BK = 128, 128, 64
 
@@ -71,23 +72,15 @@ def _issue_loads(
     slot = p % STAGES
     bar = bars.index(slot)
     mbarrier.expect(bar, x_desc.block_type.nbytes + 2 * BLOCK_M * BLOCK_K * 2, pred=pred)
-    tma.async_copy_global_to_shared(
-        x_desc, [pid_m * BLOCK_M, kk * BLOCK_K], bar, x_bufs.index(slot), pred
-    )
+    tma_load(x_desc, [pid_m * BLOCK_M, kk * BLOCK_K], bar, x_bufs.index(slot), pred)
     if ONE_ACC:
         W_ROWS: gl.constexpr = w_desc.block_type.shape[0]
-        tma.async_copy_global_to_shared(
-            w_desc, [pid_n * W_ROWS, kk * BLOCK_K], bar, wl_bufs.index(slot), pred
-        )
+        tma_load(w_desc, [pid_n * W_ROWS, kk * BLOCK_K], bar, wl_bufs.index(slot), pred)
     else:
         BLOCK_N: gl.constexpr = w_desc.block_type.shape[0]
         w_row = pid_n * 2 * BLOCK_N
-        tma.async_copy_global_to_shared(
-            w_desc, [w_row, kk * BLOCK_K], bar, wl_bufs.index(slot), pred
-        )
-        tma.async_copy_global_to_shared(
-            w_desc, [w_row + BLOCK_N, kk * BLOCK_K], bar, wg_bufs.index(slot), pred
-        )
+        tma_load(w_desc, [w_row, kk * BLOCK_K], bar, wl_bufs.index(slot), pred)
+        tma_load(w_desc, [w_row + BLOCK_N, kk * BLOCK_K], bar, wg_bufs.index(slot), pred)
 
 
 @gluon.jit
@@ -119,7 +112,7 @@ def _stage_store(value, desc, row, col, epi, e, EPI_BUFS: gl.constexpr):
     tma.store_wait(pendings=EPI_BUFS - 1)
     buf.store(value)
     fence_async_shared()
-    tma.async_copy_shared_to_global(desc, [row, col], buf)
+    tma_store(desc, [row, col], buf)
     return e + 1
 
 

@@ -14,7 +14,8 @@ shared-memory buffers; the groups run free, so one group's epilogue overlaps the
     python scripts/gluon_ws_dgrad_probe.py             # an H200: check and time ($OUT)
     python scripts/gluon_ws_dgrad_probe.py --quick     # an H200: a smoke run (two shapes)
 
-Written against triton 3.6's Gluon API (3.9's differs).  Results: perf log v0.16.
+Written against triton 3.6's Gluon API; compiles on triton 3.9 too through gluon_common's TMA
+names (compile-checked, not run).  Results: perf log v0.16.
 """
 
 import json
@@ -36,6 +37,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gluon_common import compile_report, interleaved, make_ring, producer, ratios  # noqa: E402
 from gluon_common import shapes_to_run  # noqa: E402
 from gluon_common import tile_coords as _tile_coords  # noqa: E402
+from gluon_common import tma_load, tma_store  # noqa: E402
 
 BM, BN, BK = 128, 128, 64  # dh tile rows, its hidden units (= the chunk), k-step over D
 HM = BM // 2
@@ -61,8 +63,8 @@ def _load_h(
     pid_m, pid_n = _tile_coords(pid + t * NUM_SMS, num_pid_m, num_pid_n, GROUP_M)
     row = pid_m * 2 * HALF_M + WG * HALF_M
     mbarrier.expect(h_bar, 2 * h_desc.block_type.nbytes)
-    tma.async_copy_global_to_shared(h_desc, [row, pid_n * 2 * CHUNK], h_bar, hl)
-    tma.async_copy_global_to_shared(h_desc, [row, pid_n * 2 * CHUNK + CHUNK], h_bar, hg)
+    tma_load(h_desc, [row, pid_n * 2 * CHUNK], h_bar, hl)
+    tma_load(h_desc, [row, pid_n * 2 * CHUNK + CHUNK], h_bar, hg)
 
 
 @gluon.jit
@@ -113,9 +115,9 @@ def _consumer(
         hl.store((acc * silu).to(dtype))
         hg.store((acc * left * sig * (1.0 + gate * (1.0 - sig))).to(dtype))
         fence_async_shared()
-        tma.async_copy_shared_to_global(y_desc, [row, pid_n * BLOCK_N], ysm)
-        tma.async_copy_shared_to_global(h_desc, [row, col], hl)
-        tma.async_copy_shared_to_global(h_desc, [row, col + BLOCK_N], hg)
+        tma_store(y_desc, [row, pid_n * BLOCK_N], ysm)
+        tma_store(h_desc, [row, col], hl)
+        tma_store(h_desc, [row, col + BLOCK_N], hg)
         tma.store_wait(pendings=0)  # hl, hg take the next tile's h
         if t + 1 < my_tiles:
             _load_h(h_desc, hl, hg, h_bar, t + 1, pid, num_pid_m, num_pid_n, GROUP_M, NUM_SMS, WG)

@@ -16,8 +16,8 @@ by the ring (STAGES - 1 steps), i.e. by shared memory.
     python scripts/gluon_ws_probe.py             # an H200: check and time vs cuBLAS / module
     python scripts/gluon_ws_probe.py --quick     # an H200: a smoke run (two shapes)
 
-Written against triton 3.6's Gluon API (the H200 machines' version); triton 3.9's Gluon changed
-(warp_specialize's arguments, among others) and does not compile it.  Results: perf log v0.16.
+Written against triton 3.6's Gluon API (the H200 machines' version); compiles on triton 3.9
+too through gluon_common's TMA names (compile-checked, not run).  Results: perf log v0.16.
 """
 
 import json
@@ -39,6 +39,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gluon_common import compile_report, interleaved, make_ring, producer, ratios  # noqa: E402
 from gluon_common import shapes_to_run  # noqa: E402
 from gluon_common import tile_coords as _tile_coords  # noqa: E402
+from gluon_common import tma_load, tma_store  # noqa: E402
 
 BM, BN, BK = 128, 128, 64  # the tile's rows, its chunk (left and gate columns each), k-step
 HM = BM // 2  # each consumer warp group's rows
@@ -96,19 +97,19 @@ def _consumer(
         tma.store_wait(pendings=EPI_BUFS - 1)
         buf.store((left * silu).to(dtype))
         fence_async_shared()
-        tma.async_copy_shared_to_global(out_desc, [row, pid_n * BLOCK_N], buf)
+        tma_store(out_desc, [row, pid_n * BLOCK_N], buf)
         if FACTORS:  # (else: inference, out only)
             buf = epi.index((e + 1) % EPI_BUFS)
             tma.store_wait(pendings=EPI_BUFS - 1)
             buf.store(silu.to(dtype))
             fence_async_shared()
-            tma.async_copy_shared_to_global(f_desc, [row, pid_n * 2 * BLOCK_N], buf)
+            tma_store(f_desc, [row, pid_n * 2 * BLOCK_N], buf)
             d_gate = left * sig * (1.0 + gate * (1.0 - sig))
             buf = epi.index((e + 2) % EPI_BUFS)
             tma.store_wait(pendings=EPI_BUFS - 1)
             buf.store(d_gate.to(dtype))
             fence_async_shared()
-            tma.async_copy_shared_to_global(f_desc, [row, pid_n * 2 * BLOCK_N + BLOCK_N], buf)
+            tma_store(f_desc, [row, pid_n * 2 * BLOCK_N + BLOCK_N], buf)
             e += 3
         else:
             e += 1
