@@ -134,9 +134,13 @@ def compile_report(kernel, configs, num_warps):
 
 
 def shapes_to_run(shapes):
-    """The probe's shapes, or with ``--quick`` (a smoke run) the first and the last: one timed
-    shape and the ragged one (checked, not timed)."""
-    return [shapes[0], shapes[-1]] if "--quick" in sys.argv else shapes
+    """The probe's shapes; with ``--quick`` (a smoke run) the first and the last: one timed
+    shape and the ragged one (checked, not timed); with ``--shape MxKxN`` (repeatable) those."""
+    argv = sys.argv[1:]
+    picked = [argv[i + 1] for i, a in enumerate(argv[:-1]) if a == "--shape"]
+    if picked:
+        return [tuple(int(v) for v in s.split("x")) for s in picked]
+    return [shapes[0], shapes[-1]] if "--quick" in argv else shapes
 
 
 def interleaved(fns, rounds=5, before=None):

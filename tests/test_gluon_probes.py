@@ -27,6 +27,8 @@ PROBES = {
         "ws_s3e2_unordered",
         "ws_s3e1_unordered",
         "ws_s4e1_infer",
+        "ws_s4e1_unordered_tanh",
+        "ws_s4e1_unordered_nomath",
     },
     "gluon_ws_dgrad_probe": {"ws_s4", "ws_s3"},
 }
