@@ -133,6 +133,24 @@ def compile_report(kernel, configs, num_warps):
         print(name, "shared", shared, usage)
 
 
+# The probes' shapes (M, K, N; the dgrad probe reads them as M, D, N): the bench's, a long M
+# with a small weight, M not a multiple of the row tile, and a tiny ragged one (checked only).
+SHAPES = [
+    (4096, 2048, 5632),
+    (2048, 4096, 1408),
+    (8192, 4096, 14336),
+    (11136, 3584, 14336),
+    (65536, 1024, 2816),
+    (4000, 2048, 5632),
+    (300, 256, 384),
+]
+
+
+def rel_err(a, b):
+    """Norm-relative error of a against the reference b, in float32."""
+    return ((a.float() - b.float()).norm() / b.float().norm()).item()
+
+
 def shapes_to_run(shapes):
     """The probe's shapes; with ``--quick`` (a smoke run) the first and the last: one timed
     shape and the ragged one (checked, not timed); with ``--shape MxKxN`` (repeatable) those."""

@@ -35,7 +35,7 @@ from triton.experimental.gluon.language.nvidia.hopper import (
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gluon_common import compile_report, interleaved, make_ring, producer, ratios  # noqa: E402
-from gluon_common import shapes_to_run  # noqa: E402
+from gluon_common import rel_err, shapes_to_run, SHAPES  # noqa: E402
 from gluon_common import tile_coords as _tile_coords  # noqa: E402
 from gluon_common import tma_load, tma_store  # noqa: E402
 
@@ -215,16 +215,7 @@ def run_gpu():
         dgrad_ws[grid](dd, wdd, hd, yd, M, N, D, 16, sms, stages, num_warps=4)
 
     res = {}
-    shapes = [
-        (4096, 2048, 5632),
-        (11136, 3584, 14336),
-        (8192, 4096, 14336),
-        (2048, 4096, 1408),
-        (65536, 1024, 2816),
-        (4000, 2048, 5632),
-        (300, 256, 384),
-    ]
-    for M, D, N in shapes_to_run(shapes):
+    for M, D, N in shapes_to_run(SHAPES):
         dy = torch.randn(M, D, device="cuda", dtype=torch.bfloat16)
         wd = (torch.randn(D, N, device="cuda") / D**0.5).to(torch.bfloat16)
         h0 = torch.randn(M, 2 * N, device="cuda", dtype=torch.bfloat16)
@@ -241,7 +232,7 @@ def run_gpu():
                 continue
             dh_ = (h.float() - h_ref.float()).abs().max().item()
             dy_ = (y.float() - y_ref.float()).abs().max().item()
-            rel = ((h.float() - h_ref.float()).norm() / h_ref.float().norm()).item()
+            rel = rel_err(h, h_ref)
             print(
                 f"{M}x{D}x{N} {name}: max|d grad_de| {dh_:.3g} (rel {rel:.2e}) max|d y| {dy_:.3g}",
                 flush=True,

@@ -38,9 +38,9 @@ from triton.experimental.gluon.language.nvidia.hopper import (
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gluon_common import compile_report, interleaved, make_ring, producer, ratios  # noqa: E402
-from gluon_common import shapes_to_run  # noqa: E402
+from gluon_common import rel_err, shapes_to_run, SHAPES  # noqa: E402
 from gluon_common import tile_coords as _tile_coords  # noqa: E402
-from gluon_common import tma_load, tma_store  # noqa: E402
+from gluon_common import tma_store  # noqa: E402
 
 BM, BN, BK = 128, 128, 64  # the tile's rows, its chunk (left and gate columns each), k-step
 HM = BM // 2  # each consumer warp group's rows
@@ -300,16 +300,7 @@ def run_gpu():
         )
 
     res = {}
-    shapes = [
-        (4096, 2048, 5632),
-        (2048, 4096, 1408),
-        (8192, 4096, 14336),
-        (11136, 3584, 14336),
-        (65536, 1024, 2816),
-        (4000, 2048, 5632),
-        (300, 256, 384),
-    ]
-    for M, K, N in shapes_to_run(shapes):
+    for M, K, N in shapes_to_run(SHAPES):
         x = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
         w = (torch.randn(2 * N, K, device="cuda") / K**0.5).to(torch.bfloat16)
         out_ref, fa, fb = mod._forward(x, w, None, True)
@@ -319,9 +310,6 @@ def run_gpu():
         plain_out = (h[:, :, 0] * h[:, :, 1]).reshape(M, N)
         plain_f = h.flip(2).reshape(M, 2 * N)
         del h
-
-        def rel(a, b):
-            return ((a.float() - b.float()).norm() / b.float().norm()).item()
 
         ok = {}
         for name, cfg in CONFIGS.items():
@@ -341,7 +329,7 @@ def run_gpu():
                 good = d_out == 0 and (d_f == 0 or not factors)
             else:  # another math: against its own reference, norm-relative
                 o_ref, fr = (out_ref, f_ref) if math == 1 else (plain_out, plain_f)
-                r_out, r_f = rel(out, o_ref), rel(f, fr)
+                r_out, r_f = rel_err(out, o_ref), rel_err(f, fr)
                 print(f"{M}x{K}x{N} {name}: rel out {r_out:.2e} rel f {r_f:.2e}", flush=True)
                 good = r_out < 1e-2 and (r_f < 1e-2 or not factors)
             if good:
