@@ -12,8 +12,10 @@ Each entry gives, for ``out = left * act(gate)``:
   values are part of its spec and name).
 
 Expressions are written over ``left``, ``gate``, the temps and a tiny vocabulary
-(``exp``, ``erf``, ``where``, ``abs``) that maps both to Triton (for the kernels) and to torch
-(for the derivative test in tests/test_activations.py).  Adding an activation is one
+(``exp``, ``erf``, ``where``, ``abs``, ``sigmoid``) that maps both to Triton (for the kernels)
+and to torch (for the derivative test in tests/test_activations.py).  ``sigmoid`` is the
+module's own ``_sigmoid``: 1 / (1 + exp(-x)) as rendered by default, a one-instruction
+approximation with ``--math approx`` (spec.Math), so an entry written with it gets both.  Adding an activation is one
 entry in ``ACTIVATIONS``.  All math runs in fp32; forms are chosen so that |gate| up to
 ~80 neither overflows nor produces NaN (``exp`` of a large argument gives +inf, and
 ``1 / (1 + inf)`` is 0), and ``out`` multiplies ``left`` by the finished ``act(gate)`` so that
@@ -66,6 +68,12 @@ class Activation:
     def defaults(self) -> dict[str, float]:
         return dict(self.params)
 
+    @property
+    def uses_sigmoid(self) -> bool:
+        """Whether its math calls ``sigmoid`` (what ``--math approx`` approximates)."""
+        exprs = (*(e for _, e in self.temps), self.out, self.d_left, self.d_gate)
+        return any(re.search(r"\bsigmoid\s*\(", e) for e in exprs)
+
 
 # Vocabulary of the expressions: name -> (Triton spelling, torch spelling).
 VOCABULARY: dict[str, tuple[str, str]] = {
@@ -73,6 +81,7 @@ VOCABULARY: dict[str, tuple[str, str]] = {
     "erf": ("tl.math.erf", "torch.erf"),
     "where": ("tl.where", "torch.where"),
     "abs": ("tl.abs", "torch.abs"),
+    "sigmoid": ("_sigmoid", "torch.sigmoid"),
 }
 
 _SQRT_2_OVER_PI = "0.7978845608028654"
@@ -89,7 +98,7 @@ ACTIVATIONS: dict[Act, Activation] = {
             act=Act.SILU,
             glu_name="SwiGLU",
             description="silu(g) = g * sigmoid(g)",
-            temps=(("s", "1.0 / (1.0 + exp(-gate))"),),
+            temps=(("s", "sigmoid(gate)"),),
             out="left * (gate * s)",
             d_left="gate * s",
             d_gate="left * s * (1.0 + gate * (1.0 - s))",
@@ -133,7 +142,7 @@ ACTIVATIONS: dict[Act, Activation] = {
             # and fewer live temporaries in the forward's epilogue than the tanh form.
             temps=(
                 ("g2", "gate * gate"),
-                ("s", f"1.0 / (1.0 + exp(-gate * ({_GELU_TANH_A!r} + {_GELU_TANH_B!r} * g2)))"),
+                ("s", f"sigmoid(gate * ({_GELU_TANH_A!r} + {_GELU_TANH_B!r} * g2))"),
                 ("gs", "gate * s"),
             ),
             out="left * gs",
@@ -164,7 +173,7 @@ ACTIVATIONS: dict[Act, Activation] = {
             temps=(
                 ("g", "where(gate > limit, limit, gate)"),
                 ("l", "where(left > limit, limit, where(left < -limit, -limit, left))"),
-                ("s", "1.0 / (1.0 + exp(-alpha * g))"),
+                ("s", "sigmoid(alpha * g)"),
                 ("glu", "g * s"),
                 ("in_g", "where(gate > limit, 0.0, 1.0)"),
                 ("in_l", "where(left > limit, 0.0, where(left < -limit, 0.0, 1.0))"),
@@ -183,7 +192,7 @@ ACTIVATIONS: dict[Act, Activation] = {
             act=Act.SIGMOID,
             glu_name="GLU",
             description="sigmoid(g) = 1 / (1 + exp(-g))",
-            temps=(("s", "1.0 / (1.0 + exp(-gate))"),),
+            temps=(("s", "sigmoid(gate)"),),
             out="left * s",
             d_left="s",
             d_gate="left * s * (1.0 - s)",

@@ -12,7 +12,7 @@ import click
 from . import __version__
 from .activations import Act
 from .render import module_filename, render, test_filename
-from .spec import ARCHS, Arch, DType, Spec, SpecError
+from .spec import ARCHS, Arch, DType, Math, Spec, SpecError
 from .variants import GenError, load_variants
 from .write import check as check_drift
 from .write import write_all
@@ -174,6 +174,14 @@ def _collisions(out_dir: Path, specs: list[Spec]) -> list[str]:
     default=None,
     show_default="7.0 for swiglu_oai (GLM: 10)",
     help="swiglu_oai: gate clamped to <= limit, up to [-limit, limit].",
+)
+@click.option(
+    "--math",
+    type=click.Choice([m.value for m in Math]),
+    default="precise",
+    show_default=True,
+    help="The activation's sigmoid: precise (1 / (1 + exp(-x))) or approx (tanh.approx.f32: one "
+    "special-function instruction, a shorter forward epilogue, absolute error up to ~2.5e-4).",
 )
 @click.option(
     "--grouped",

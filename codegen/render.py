@@ -107,6 +107,8 @@ def context(spec: Spec) -> dict:
         "params_repr": repr(spec.params),
         "grouped": spec.grouped,
         "hf_act": act.hf_act,
+        "math": spec.math.value,
+        "uses_sigmoid": act.uses_sigmoid,
         "narrow_before_store": act.narrow_before_store,
         # the GLU in words: up(x) * act(gate(x)), or the entry's description when it also
         # transforms up (gpt-oss clamps it)

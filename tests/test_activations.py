@@ -68,6 +68,9 @@ def test_translation_targets():
     assert (
         translate("where(gate > 0.0, left, 0.0)", "torch") == "torch.where(gate > 0.0, left, 0.0)"
     )
+    # sigmoid is the module's own _sigmoid (its body follows the spec's --math)
+    assert translate("sigmoid(2.0 * gate)", "triton") == "_sigmoid(2.0 * gate)"
+    assert translate("sigmoid(gate)", "torch") == "torch.sigmoid(gate)"
     with pytest.raises(ValueError, match="unknown function 'tanh'"):
         translate("tanh(gate)", "triton")
 

@@ -54,6 +54,8 @@ def test_second_run_rewrites_nothing(tmp_path):
         (["--num-stages", "9"], "--num-stages"),
         (["--arch", "sm90", "--bk", "256", "--num-stages", "4"], "--num-stages/--bm/--bn/--bk"),
         (["--name", "not-an-identifier"], "--name"),
+        (["--act", "relu", "--math", "approx"], "--math"),
+        (["--math", "fast"], "--math"),
     ],
 )
 def test_invalid_options_exit_2_and_write_nothing(tmp_path, args, option):
@@ -159,6 +161,7 @@ def test_checked_in_set_covers_every_axis():
     assert {s.arch for s in specs} == set(type(specs[0].arch))
     assert {s.dtype for s in specs} == set(type(specs[0].dtype))
     assert any(s.slug == "glu_silu_bf16_bn128_sm100" for s in specs)
+    assert {s.math for s in specs} == set(type(specs[0].math))
 
 
 @pytest.mark.parametrize("spec", load_variants(VARIANTS), ids=lambda s: s.module_name)
@@ -180,6 +183,28 @@ def test_generated_files_are_standalone_formatted_and_stamped(spec):
         ), "no timestamps: regeneration is byte-identical"
         assert top_level_imports(text) <= allowed_imports(name), name
     assert render(spec, "generated") == files
+
+
+def test_math_changes_only_the_sigmoid():
+    """--math approx renders the same module but for _sigmoid (tanh.approx.f32 on a GPU, its
+    stand-in under the interpreter), the MATH constants and the variant's name."""
+    precise = render(Spec.create(), "generated")["glu_silu_bf16_bn128_sm90.py"]
+    approx = render(Spec.create(math="approx"), "generated")["glu_silu_bf16_bn128_sm90_approx.py"]
+    assert '"tanh.approx.f32 $0, $1;"' in approx and "inline_asm" not in precise
+    assert "return 1.0 / (1.0 + tl.exp(-x))" in precise and "tl.exp(-x)" not in approx
+    assert "s = _sigmoid(gate)" in precise and "s = _sigmoid(gate)" in approx
+
+    def rest(text):
+        body = text.split("\n", 4)[4]  # past the header (command, spec, hash)
+        head, kernels = body.split("# Kernels\n", 1)
+        kernels = kernels[kernels.index("@triton.jit\ndef _activation(") :]
+        head = re.sub(r"\nMATH = .*?\nSIGMOID_MAX_ABS_ERROR = \S+", "", head, flags=re.S)
+        head = head.replace('\n    "math": "approx",', "")  # SPEC names the axis when not default
+        return (head + kernels).replace(
+            "glu_silu_bf16_bn128_sm90_approx", "glu_silu_bf16_bn128_sm90"
+        )
+
+    assert rest(approx) == rest(precise)
 
 
 def test_header_hash_follows_templates_and_spec(monkeypatch):
@@ -222,6 +247,7 @@ def test_help_lists_every_option():
         "--name",
         "--check",
         "--variants",
+        "--math",
     ]:
         assert option in result.output
 

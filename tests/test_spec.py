@@ -1,6 +1,7 @@
 import pytest
 
-from codegen.spec import ARCHS, Arch, Spec, SpecError, tiling_defaults
+from codegen.activations import ACTIVATIONS
+from codegen.spec import ARCHS, Arch, Math, Spec, SpecError, tiling_defaults
 
 
 def test_defaults_come_from_the_arch_table():
@@ -154,6 +155,37 @@ def test_grouped_is_a_spec_axis():
     with pytest.raises(SpecError) as e:
         Spec.create(grouped="yes")
     assert e.value.option == "--grouped"
+
+
+def test_math_is_a_spec_axis():
+    spec = Spec.create(act="silu", math="approx", grouped=True)
+    assert spec.math is Math.APPROX
+    assert spec.module_name == "glu_silu_bf16_bn128_sm90_approx_grouped"
+    assert spec.cli_args()[-3:] == ["--math", "approx", "--grouped"]
+    assert spec.to_dict()["math"] == "approx"
+    # the default leaves names, headers and CLI arguments as they were
+    plain = Spec.create(act="silu", math="precise")
+    assert plain == Spec.create(act="silu") and plain.module_name == "glu_silu_bf16_bn128_sm90"
+    assert "math" not in plain.to_dict() and "--math" not in plain.cli_args()
+    assert Spec.create(**{**spec.to_dict(), "name": None}) == spec  # the header's spec rebuilds it
+
+
+@pytest.mark.parametrize("act", ["relu", "gelu"])
+def test_approx_math_is_refused_where_it_changes_nothing(act):
+    with pytest.raises(SpecError) as e:
+        Spec.create(act=act, math="approx")
+    assert e.value.option == "--math" and "changes nothing" in e.value.message
+    assert not ACTIVATIONS[Spec.create(act=act).act].uses_sigmoid
+
+
+def test_every_sigmoid_activation_takes_approx_math():
+    for act, entry in ACTIVATIONS.items():
+        if entry.uses_sigmoid:
+            bn = 64 if act.value == "swiglu_oai" else 128
+            assert Spec.create(act=act.value, bn=bn, math="approx").slug.endswith("_approx")
+    with pytest.raises(SpecError) as e:
+        Spec.create(math="fast")
+    assert e.value.option == "--math" and "precise, approx" in e.value.message
 
 
 def test_dgrad_tiling_defaults_names_and_cli_args():
