@@ -15,11 +15,11 @@ Expressions are written over ``left``, ``gate``, the temps and a tiny vocabulary
 (``exp``, ``erf``, ``where``, ``abs``, ``sigmoid``) that maps both to Triton (for the kernels)
 and to torch (for the derivative test in tests/test_activations.py).  ``sigmoid`` is the
 module's own ``_sigmoid``: 1 / (1 + exp(-x)) as rendered by default, a one-instruction
-approximation with ``--math approx`` (spec.Math), so an entry written with it gets both.  Adding an activation is one
-entry in ``ACTIVATIONS``.  All math runs in fp32; forms are chosen so that |gate| up to
-~80 neither overflows nor produces NaN (``exp`` of a large argument gives +inf, and
-``1 / (1 + inf)`` is 0), and ``out`` multiplies ``left`` by the finished ``act(gate)`` so that
-``left * gate`` cannot overflow where the reference does not.
+approximation with ``--math approx`` (spec.Math), so an entry written with it gets both.
+Adding an activation is one entry in ``ACTIVATIONS``.  All math runs in fp32; forms are chosen
+so that |gate| up to ~80 neither overflows nor produces NaN (``exp`` of a large argument gives
++inf, and ``1 / (1 + inf)`` is 0), and ``out`` multiplies ``left`` by the finished
+``act(gate)`` so that ``left * gate`` cannot overflow where the reference does not.
 """
 
 from __future__ import annotations

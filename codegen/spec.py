@@ -42,8 +42,9 @@ class Math(str, enum.Enum):
     epilogue is shorter (H200: training forward 1.6-5.3% faster, inference up to 6%; perf log
     v0.16), at an absolute error of the sigmoid up to ~2.5e-4 (the instruction's 2^-11
     relative error of tanh; 1 + tanh cancels for x << 0, so far tails come out as ~0 rather
-    than e^x).  Below bf16's rounding of out and the factors, not below fp16's in every
-    element; opt-in."""
+    than e^x).  Norm-relative errors of out and the factors stay ~1e-4, below bf16's rounding;
+    element by element, the far negative tail can be off by up to |x| times that bound.
+    Opt-in."""
 
     PRECISE = "precise"
     APPROX = "approx"
