@@ -1,6 +1,11 @@
+import os
+import subprocess
+import sys
+
 import pytest
 
 from codegen.activations import ACTIVATIONS
+from codegen.render import render
 from codegen.spec import ARCHS, Arch, Math, Spec, SpecError, tiling_defaults
 
 
@@ -213,3 +218,34 @@ def test_dgrad_tiling_defaults_names_and_cli_args():
     assert Spec.create(**rebuilt) == spec
     # the dgrad tiling's defaults follow the chunk width: bn=64 caps dgrad_bn at 64
     assert Spec.create(bn=64).dgrad_bn == 64
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"act": "gelu_tanh", "dtype": "fp16", "bn": 64, "arch": "sm80"},
+        {"act": "swiglu_oai", "bn": 64, "arch": "sm90"},
+        {"act": "sigmoid", "bn": 64, "arch": "sm90", "grouped": True},
+    ],
+    ids=lambda o: o["act"],
+)
+def test_approx_variants_of_other_activations_pass_their_tests(tmp_path, options):
+    """The checked-in approx variant is SwiGLU; the other sigmoid activations (another dtype,
+    the pointer kernels, the clamps, the grouped kernels) rendered with --math approx pass the
+    generated correctness, large-gate and element-wise sigmoid-bound tests under the
+    interpreter."""
+    spec = Spec.create(**options, math="approx")
+    for name, text in render(spec, str(tmp_path)).items():
+        (tmp_path / name).write_text(text)
+    tests = "sigmoid_error or large_gates or forward_backward_matches_reference or grouped_matches"
+    env = {**os.environ, "TRITON_INTERPRET": "1", "CUDA_VISIBLE_DEVICES": ""}
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-k", tests],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
+    assert " passed" in result.stdout and "failed" not in result.stdout
