@@ -72,7 +72,7 @@ class Activation:
     def uses_sigmoid(self) -> bool:
         """Whether its math calls ``sigmoid`` (what ``--math approx`` approximates)."""
         exprs = (*(e for _, e in self.temps), self.out, self.d_left, self.d_gate)
-        return any(re.search(r"\bsigmoid\s*\(", e) for e in exprs)
+        return any(m.group(1) == "sigmoid" for e in exprs for m in _CALL.finditer(e))
 
 
 # Vocabulary of the expressions: name -> (Triton spelling, torch spelling).

@@ -108,6 +108,7 @@ def context(spec: Spec) -> dict:
         "grouped": spec.grouped,
         "hf_act": act.hf_act,
         "math": spec.math.value,
+        "sigmoid_max_abs_error": spec.math.sigmoid_max_abs_error,
         "uses_sigmoid": act.uses_sigmoid,
         "narrow_before_store": act.narrow_before_store,
         # the GLU in words: up(x) * act(gate(x)), or the entry's description when it also

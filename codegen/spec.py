@@ -49,6 +49,11 @@ class Math(str, enum.Enum):
     PRECISE = "precise"
     APPROX = "approx"
 
+    @property
+    def sigmoid_max_abs_error(self) -> float:
+        """The module's SIGMOID_MAX_ABS_ERROR: fp32 rounding, or tanh.approx's 2^-11 halved."""
+        return {"precise": 1e-6, "approx": 2.5e-4}[self.value]
+
 
 @dataclass(frozen=True)
 class ArchInfo:

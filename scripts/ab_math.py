@@ -15,7 +15,6 @@ check that the script runs, not a measurement).  Results: $OUT/ab_math.json (or 
 
 import json
 import os
-import statistics
 import sys
 import time
 
@@ -28,7 +27,7 @@ import torch.nn.functional as F  # noqa: E402
 
 sys.path.insert(0, ".")
 sys.path.insert(0, "tests")
-from codegen.bench import load_module  # noqa: E402
+from codegen.bench import _interleaved, load_module  # noqa: E402
 
 MODULES = {
     "precise": "generated/glu_silu_bf16_bn128_sm90.py",
@@ -130,11 +129,7 @@ def main():
             fns[f"infer_fwd_{name}"] = lambda mod=mod: mod.glu_forward(x, w)
             fns[f"glu_step_{name}"] = glu_step
             fns[f"mlp_step_{name}"] = mlp_step
-        samples = {k: [] for k in fns}
-        for _ in range(rounds):
-            for k, fn in fns.items():
-                samples[k].append(t(fn))
-        ms = {k: statistics.median(v) for k, v in samples.items()}
+        ms = _interleaved({k: (fn, None) for k, fn in fns.items()}, lambda fn, _: t(fn), rounds)
         row["ms"] = ms
         row["approx_over_precise"] = {
             what: ms[f"{what}_approx"] / ms[f"{what}_precise"]
@@ -154,7 +149,7 @@ def main():
             ),
             flush=True,
         )
-        del x, gate_w, up_w, down_w, dy, w, fns, samples
+        del x, gate_w, up_w, down_w, dy, w, fns
         if not SMOKE:
             torch.cuda.empty_cache()
     out_dir = os.environ.get("OUT", "build")
