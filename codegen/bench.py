@@ -114,8 +114,9 @@ def _liger(act_name):
 
 def host_us(steps, n=20, rounds=7, warmup=3, sync=None, clock=None):
     """{name: CPU µs to issue one step}: batches of n steps back to back, no synchronisation
-    inside a batch; the implementations take turns batch by batch (interleaved rounds, medians),
-    so a host that slows down or speeds up (these VMs move by +-30-50%) biases none of them.
+    inside a batch; the implementations take turns batch by batch (interleaved rounds, medians,
+    every other round in reverse order: _round_order), so a host that slows down or speeds up
+    (these VMs move by +-30-50%) biases none of them.
 
     The GPU queue holds far more than n steps' launches, so this is what the host spends
     (Python, dispatch, autograd, launches), not what the GPU does.  ``sync`` (default
@@ -133,8 +134,8 @@ def host_us(steps, n=20, rounds=7, warmup=3, sync=None, clock=None):
             step()
     sync()
     samples = {name: [] for name in steps}
-    for _ in range(rounds):
-        for name, step in steps.items():
+    for r in range(rounds):
+        for name, step in _round_order(steps, r):
             t0 = clock()
             for _ in range(n):
                 step()
@@ -143,11 +144,24 @@ def host_us(steps, n=20, rounds=7, warmup=3, sync=None, clock=None):
     return {name: statistics.median(v) for name, v in samples.items()}
 
 
+def _round_order(steps, r):
+    """Round r's (name, step) pairs: the given order in even rounds, reversed in odd ones.
+
+    On an H200 at its power limit what ran just before moves a kernel's time by a few percent
+    either way (perf log v0.18: a forward timed after a whole MLP step 0.99-1.05x its time
+    after a GEMM), so with one fixed order the step listed after a heavy one would follow it in
+    every round.  Reversed every other round, the steps on either side of it follow it equally
+    often; list the implementations to compare next to each other."""
+    items = list(steps.items())
+    return items if r % 2 == 0 else items[::-1]
+
+
 def _interleaved(steps, t, rounds):
-    """{name: median ms} over `rounds` rounds, every implementation once per round."""
+    """{name: median ms} over `rounds` rounds, every implementation once per round (in the
+    order of _round_order)."""
     samples = {k: [] for k in steps}
-    for _ in range(rounds):
-        for name, (fn, grads) in steps.items():
+    for r in range(rounds):
+        for name, (fn, grads) in _round_order(steps, r):
             samples[name].append(t(fn, grads))
     return {name: statistics.median(v) for name, v in samples.items()}
 

@@ -1,5 +1,7 @@
 """--math precise vs approx on the GPU: the same variant rendered both ways, timed in one process
-(interleaved rounds, medians) and checked against float64.
+and checked against float64.  Each precise / approx pair is timed back to back, the pair's order
+reversed every other round (medians of 6 rounds); the training forward has an A/A control (the
+precise forward timed twice) whose ratio shows the spread.
 
 Per shape: training and inference forward x cuBLAS F.linear, the GLU fwd+bwd step and the
 FusedMLP fwd+bwd step (ms, both modules as generated: their own forward rules), and each
@@ -15,6 +17,7 @@ check that the script runs, not a measurement).  Results: $OUT/ab_math.json (or 
 
 import json
 import os
+import statistics
 import sys
 import time
 
@@ -27,7 +30,7 @@ import torch.nn.functional as F  # noqa: E402
 
 sys.path.insert(0, ".")
 sys.path.insert(0, "tests")
-from codegen.bench import _interleaved, load_module  # noqa: E402
+from codegen.bench import load_module  # noqa: E402
 
 MODULES = {
     "precise": "generated/glu_silu_bf16_bn128_sm90.py",
@@ -87,6 +90,24 @@ def errors(mod, x, gate_w, up_w, dy):
     }
 
 
+WHAT = ("train_fwd", "infer_fwd", "glu_step", "mlp_step")
+
+
+def paired_rounds(fns, t, rounds):
+    """{name: median ms}: cuBLAS, then each group to compare (precise / approx; the training
+    forward with the A/A control between them) timed back to back, the group's order reversed
+    every other round, so that both sides of a ratio follow the same neighbours as often (on an
+    H200 at its power limit the clock depends on what ran just before: perf log v0.18)."""
+    groups = [("cublas",), ("train_fwd_precise", "train_fwd_again", "train_fwd_approx")]
+    groups += [(f"{what}_precise", f"{what}_approx") for what in WHAT[1:]]
+    samples = {k: [] for k in fns}
+    for r in range(rounds):
+        for group in groups:
+            for name in group if r % 2 == 0 else group[::-1]:
+                samples[name].append(t(fns[name]))
+    return {k: statistics.median(v) for k, v in samples.items()}
+
+
 def main():
     mods = {k: load_module(v) for k, v in MODULES.items()}
     assert mods["precise"].MATH == "precise" and mods["approx"].MATH == "approx"
@@ -99,7 +120,7 @@ def main():
     if "--quick" in sys.argv and not SMOKE:
         shapes = shapes[:2]
     t = timer()
-    rounds = 1 if SMOKE else 5
+    rounds = 1 if SMOKE else 6
     res = {}
     for M, K, N in shapes:
         x, gate_w, up_w, down_w, dy = problem(M, K, N, dt)
@@ -129,19 +150,21 @@ def main():
             fns[f"infer_fwd_{name}"] = lambda mod=mod: mod.glu_forward(x, w)
             fns[f"glu_step_{name}"] = glu_step
             fns[f"mlp_step_{name}"] = mlp_step
-        ms = _interleaved({k: (fn, None) for k, fn in fns.items()}, lambda fn, _: t(fn), rounds)
+        # A/A control: the precise forward timed a second time (the spread of a ratio of equals)
+        fns["train_fwd_again"] = fns["train_fwd_precise"]
+        ms = paired_rounds(fns, t, rounds)
         row["ms"] = ms
         row["approx_over_precise"] = {
-            what: ms[f"{what}_approx"] / ms[f"{what}_precise"]
-            for what in ("train_fwd", "infer_fwd", "glu_step", "mlp_step")
+            what: ms[f"{what}_approx"] / ms[f"{what}_precise"] for what in WHAT
         }
-        res[f"{M}x{K}x{N}"] = row
+        row["aa_train_fwd"] = ms["train_fwd_again"] / ms["train_fwd_precise"]
         print(
             f"{M}x{K}x{N}: cuBLAS {ms['cublas']:.3f} ms;",
             " ".join(
                 f"{what} {ms[f'{what}_precise']:.3f} -> {ms[f'{what}_approx']:.3f} ({r:.3f}x)"
                 for what, r in row["approx_over_precise"].items()
             ),
+            f"| A/A train_fwd {row['aa_train_fwd']:.3f}x",
             "| errors",
             " ".join(
                 f"{name} " + "/".join(f"{e:.1e}" for e in errs.values())
@@ -149,6 +172,7 @@ def main():
             ),
             flush=True,
         )
+        res[f"{M}x{K}x{N}"] = row
         del x, gate_w, up_w, down_w, dy, w, fns
         if not SMOKE:
             torch.cuda.empty_cache()
