@@ -166,10 +166,16 @@ def _interleaved(steps, t, rounds):
     return {name: statistics.median(v) for name, v in samples.items()}
 
 
-def measure_steps(steps, prefix, t, rounds, res):
-    """Median fwd+bwd ms (interleaved rounds), host µs and peak MiB of each named step."""
-    for name, ms in _interleaved(steps, t, rounds).items():
-        res[f"{prefix}{name}_fwd_bwd_ms"] = ms
+def measure_steps(steps, prefix, t, rounds, res, floors=None):
+    """Median fwd+bwd ms (interleaved rounds), host µs and peak MiB of each named step.
+
+    ``floors`` ({name: (fn, None)}, optional): the floor's GEMMs, timed in the same rounds
+    (listed first, next to the first step) into ``{prefix}{name}_ms``: on an H200 at its power
+    limit one GEMM timed alone moves by up to +-9% with what ran before it (perf log v0.18), so
+    a floor timed elsewhere is not the floor of these rounds."""
+    floors = floors or {}
+    for name, ms in _interleaved({**floors, **steps}, t, rounds).items():
+        res[f"{prefix}{name}_ms" if name in floors else f"{prefix}{name}_fwd_bwd_ms"] = ms
     for name, us in host_us({name: step for name, (step, _) in steps.items()}).items():
         res[f"{prefix}{name}_host_us"] = us
     for name, (step, params) in steps.items():
@@ -258,17 +264,7 @@ def bench_shape(mod, shape, do_compile=True, rounds=3, log=print):
         "ours_train_fwd_ms": (lambda: mod.glu_forward(x, packed, save_factors=True), None),
         "ours_infer_fwd_ms": (lambda: mod.glu_forward(x, packed, save_factors=False), None),
     }
-    # the step's own three GEMMs (x @ W^T, g @ W, g^T @ x) back to back: what cuBLAS itself
-    # reaches for them (3 x one GEMM timed alone understates a sustained step; perf log v0.13)
-    g = torch.randn(M, 2 * N, device=dev, dtype=dt)
-    fwd["step_gemms_ms"] = (
-        lambda: (torch.nn.functional.linear(x, packed), torch.mm(g, packed), torch.mm(g.t(), x)),
-        None,
-    )
     res.update(_interleaved(fwd, t, rounds))
-    del g
-    res["floor_ms"] = 3 * res["cublas_ms"]
-    res["mlp_floor_ms"] = 3 * (res["cublas_ms"] + t(lambda: torch.nn.functional.linear(dy, down_w)))
 
     # ---- the GLU up-projection, fwd+bwd: every implementation in interleaved rounds --------
     xg = x.clone().requires_grad_()
@@ -284,8 +280,25 @@ def bench_shape(mod, shape, do_compile=True, rounds=3, log=print):
         wul = up_w.clone().requires_grad_()
         calls["liger"] = (liger, (xg, wgl, wul))
     glu = {name: (fwd_bwd(f, inputs, dy), list(inputs)) for name, (f, inputs) in calls.items()}
-    log(f"  {shape}: GLU fwd+bwd ({', '.join(glu)}), {rounds} interleaved rounds")
-    measure_steps(glu, "", t, rounds, res)
+    # The floors, timed in the steps' own rounds: one GEMM x @ W^T (the floor is 3 of it), and
+    # the step's own three GEMMs (x @ W^T, g @ W, g^T @ x) back to back: what cuBLAS itself
+    # reaches for them (3 x one GEMM timed alone understates a sustained step; perf log v0.13)
+    g = torch.randn(M, 2 * N, device=dev, dtype=dt)
+    floors = {
+        "floor_gemm": (lambda: torch.nn.functional.linear(x, packed), None),
+        "step_gemms": (
+            lambda: (
+                torch.nn.functional.linear(x, packed),
+                torch.mm(g, packed),
+                torch.mm(g.t(), x),
+            ),
+            None,
+        ),
+    }
+    log(f"  {shape}: GLU fwd+bwd ({', '.join(glu)}) and floors, {rounds} interleaved rounds")
+    measure_steps(glu, "", t, rounds, res, floors)
+    del g, floors
+    res["floor_ms"] = 3 * res["floor_gemm_ms"]
     for name, (f, inputs) in calls.items():  # dy held by the caller above; here by no one
         res[f"{name}_net_peak_mib"] = peak_mib(in_network_step(f, inputs, dy), list(inputs))
     if liger is not None:
@@ -301,8 +314,14 @@ def bench_shape(mod, shape, do_compile=True, rounds=3, log=print):
     if "fused" in mlp and hasattr(mod, "FUSED_DGRAD"):  # FusedMLP with the other dgrad path
         step, params = mlp_steps["fused"]
         mlp_steps["fused_alt_dgrad"] = (_flag_flipped(mod, "FUSED_DGRAD", step), params)
-    log(f"  {shape}: MLP fwd+bwd ({', '.join(mlp)}), {rounds} interleaved rounds")
-    measure_steps(mlp_steps, "mlp_", t, rounds, res)
+    log(f"  {shape}: MLP fwd+bwd ({', '.join(mlp)}) and floor, {rounds} interleaved rounds")
+    # the MLP's floor: 3 x (the up-projection's GEMM + the down projection's), same rounds
+    up_down = (
+        lambda: (torch.nn.functional.linear(x, packed), torch.nn.functional.linear(dy, down_w)),
+        None,
+    )
+    measure_steps(mlp_steps, "mlp_", t, rounds, res, {"floor_gemms": up_down})
+    res["mlp_floor_ms"] = 3 * res["mlp_floor_gemms_ms"]
     for name, model in mlp.items():
         res[f"mlp_{name}_kept_mib"] = _kept_mib(lambda: model(xg))
     if hasattr(mod, "_launch_dgrad"):
