@@ -25,13 +25,13 @@ export -f run_one
 export LOGS FILE_TIMEOUT
 printf '%s\n' "${files[@]}" | xargs -P "$JOBS" -I{} bash -c 'run_one "$1"' _ {}
 status=0
-{
-    for f in "${files[@]}"; do
-        name=$(basename "$f" .py)
-        read -r rc _ <"$LOGS/$name.rc"
-        [ "$rc" = 0 ] || status=1
-        printf '%-50s rc=%s  %s\n' "$name" "$rc" "$(tail -n 1 "$LOGS/$name.log")"
-        grep -E '^(FAILED|ERROR) ' "$LOGS/$name.log" | head -n 20 | sed 's/^/    /'
-    done
-} | tee "$LOGS/summary.txt"
+: >"$LOGS/summary.txt"
+for f in "${files[@]}"; do
+    name=$(basename "$f" .py)
+    rc=$(cut -d' ' -f1 "$LOGS/$name.rc" 2>/dev/null) || rc=none  # none: pytest never ended
+    [ "$rc" = 0 ] || status=1
+    printf '%-50s rc=%s  %s\n' "$name" "$rc" "$(tail -n 1 "$LOGS/$name.log" 2>/dev/null)" >>"$LOGS/summary.txt"
+    grep -E '^(FAILED|ERROR) ' "$LOGS/$name.log" 2>/dev/null | head -n 20 | sed 's/^/    /' >>"$LOGS/summary.txt"
+done
+cat "$LOGS/summary.txt"
 exit $status

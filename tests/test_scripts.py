@@ -29,3 +29,36 @@ def test_ab_math_smoke_runs_both_modules_and_checks_their_errors(tmp_path):
         assert set(errs) == {"out", "grad_x", "grad_W"} and max(errs.values()) < 1e-2, errs
     assert set(row["approx_over_precise"]) == {"train_fwd", "infer_fwd", "glu_step", "mlp_step"}
     assert all(v > 0 for v in row["ms"].values())
+    assert 0.1 < row["aa_train_fwd"] < 10  # the A/A control was timed
+
+
+def test_gpu_tests_script_runs_each_file_and_reports_failures(tmp_path):
+    """scripts/gpu_tests.sh: one pytest process per file, a summary line per file with its
+    failed tests, exit status 1 when any file failed (here with two small stand-in files)."""
+    (tmp_path / "test_good.py").write_text("def test_ok():\n    assert True\n")
+    (tmp_path / "test_bad.py").write_text(
+        "def test_ok():\n    assert True\n\n\ndef test_broken():\n    assert 1 == 2\n"
+    )
+    logs = tmp_path / "logs"
+    env = {**os.environ, "LOGS": str(logs), "JOBS": "2", "FILE_TIMEOUT": "300"}
+    env["PYTHONPATH"] = str(ROOT)
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}"  # python = this one
+    result = subprocess.run(
+        [
+            "bash",
+            "scripts/gpu_tests.sh",
+            str(tmp_path / "test_good.py"),
+            str(tmp_path / "test_bad.py"),
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert result.returncode == 1, result.stdout + result.stderr
+    summary = (logs / "summary.txt").read_text().splitlines()
+    assert summary[0].startswith("test_good") and "rc=0" in summary[0] and "1 passed" in summary[0]
+    assert summary[1].startswith("test_bad") and "rc=1" in summary[1] and "1 failed" in summary[1]
+    assert "test_bad.py::test_broken" in summary[2]
+    assert (logs / "test_good.log").exists() and (logs / "test_bad.log").exists()
