@@ -274,3 +274,25 @@ def test_interleaved_rounds_treat_both_neighbours_of_a_heavy_step_alike():
     res = _interleaved(steps, t, rounds=4)
     assert order[:6] == ["a", "heavy", "b", "b", "heavy", "a"]
     assert res["a"] == pytest.approx(res["b"])
+
+
+def test_floors_are_timed_in_the_rounds_of_the_steps_they_divide(monkeypatch):
+    """measure_steps(floors=...): the floor's GEMMs take turns with the steps (listed first, so
+    next to the first step), under their own keys; host time and peak only for the steps."""
+    from codegen import bench
+
+    order = []
+    monkeypatch.setattr(bench, "host_us", lambda steps: {k: 1.0 for k in steps})
+    monkeypatch.setattr(bench, "peak_mib", lambda step, params: 2.0)
+
+    def t(fn, grads):
+        order.append(fn)
+        return {"floor_gemm": 1.0, "ours": 3.5, "eager": 4.0}[fn]
+
+    res = {}
+    steps = {"ours": ("ours", []), "eager": ("eager", [])}
+    bench.measure_steps(steps, "mlp_", t, 2, res, {"floor_gemm": ("floor_gemm", None)})
+    assert order == ["floor_gemm", "ours", "eager", "eager", "ours", "floor_gemm"]
+    assert res["mlp_floor_gemm_ms"] == 1.0 and res["mlp_ours_fwd_bwd_ms"] == 3.5
+    assert "mlp_floor_gemm_host_us" not in res and "mlp_floor_gemm_peak_mib" not in res
+    assert res["mlp_ours_host_us"] == 1.0 and res["mlp_eager_peak_mib"] == 2.0
