@@ -62,3 +62,20 @@ def test_gpu_tests_script_runs_each_file_and_reports_failures(tmp_path):
     assert summary[1].startswith("test_bad") and "rc=1" in summary[1] and "1 failed" in summary[1]
     assert "test_bad.py::test_broken" in summary[2]
     assert (logs / "test_good.log").exists() and (logs / "test_bad.log").exists()
+
+
+def test_prologue_gemm_probe_smoke_matches_the_pass_then_gemm(tmp_path):
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OUT": str(tmp_path), "CUDA_VISIBLE_DEVICES": ""}
+    result = subprocess.run(
+        [sys.executable, "scripts/prologue_gemm_probe.py", "--smoke"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    rows = json.loads((tmp_path / "prologue.json").read_text())
+    assert len(rows) == 2
+    for row in rows.values():
+        assert row["max_rel_err"] and max(row["max_rel_err"].values()) < 1e-2
