@@ -151,7 +151,8 @@ def _round_order(steps, r):
     either way (perf log v0.18: a forward timed after a whole MLP step 0.99-1.05x its time
     after a GEMM), so with one fixed order the step listed after a heavy one would follow it in
     every round.  Reversed every other round, the steps on either side of it follow it equally
-    often; list the implementations to compare next to each other."""
+    often; list the implementations to compare next to each other.  With an even number of
+    rounds each order is timed equally often (the bench and tune use 4)."""
     items = list(steps.items())
     return items if r % 2 == 0 else items[::-1]
 
@@ -224,7 +225,7 @@ def in_network_step(forward, inputs, grad):
     return step
 
 
-def bench_shape(mod, shape, do_compile=True, rounds=3, log=print):
+def bench_shape(mod, shape, do_compile=True, rounds=4, log=print):
     import torch
     from triton.testing import do_bench
 
@@ -633,7 +634,7 @@ def plot(results, path: Path) -> bool:
     return True
 
 
-def bench_grouped_shape(mod, shape, routing, rounds=3, log=print, device="cuda", timer=None):
+def bench_grouped_shape(mod, shape, routing, rounds=4, log=print, device="cuda", timer=None):
     """grouped_glu fwd+bwd vs a torchtitan-style path (two torch._grouped_mm + the activation,
     autograd), the grouped floor (3 x one torch._grouped_mm of the fused [T, K] x [E, K, 2N])
     and the step's own three grouped GEMMs back to back (x @ W^T, g @ W, g^T @ x);

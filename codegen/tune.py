@@ -132,15 +132,15 @@ def restore(module, saved: dict) -> None:
 
 
 def tune(
-    module, shapes, timer, check=None, log=print, rounds=3, group="forward", only=None
+    module, shapes, timer, check=None, log=print, rounds=4, group="forward", only=None
 ) -> tuple[dict, dict, list]:
     """Returns (baseline tiling, best tiling, rows) of ``group`` ("forward" or "dgrad").
     ``timer(module, shape) -> ms`` times the group's kernel with the module's current constants;
     ``check(module) -> bool`` validates.
 
-    Each candidate is timed against the current tiling in interleaved rounds (baseline,
-    candidate, baseline, ...) and scored by the ratio of the medians, so both see the same
-    clocks and the current tiling scores 1.00 within noise."""
+    Each candidate is timed against the current tiling in interleaved rounds (baseline then
+    candidate, then candidate then baseline, ...) and scored by the ratio of the medians, so both
+    see the same clocks and neighbours and the current tiling scores 1.00 within noise."""
     spec = Spec.create(**{k: v for k, v in module.SPEC.items()})
     baseline = current_tiling(module, group)
     rows = []
@@ -157,11 +157,12 @@ def tune(
                 ratios = []
                 for shape in shapes:
                     base, cand = [], []
-                    for _ in range(rounds):
-                        apply_tiling(module, baseline)
-                        base.append(timer(module, shape))
-                        apply_tiling(module, tiling)
-                        cand.append(timer(module, shape))
+                    for r in range(rounds):
+                        # baseline first in even rounds, the candidate first in odd ones: on an
+                        # H200 a kernel's time depends on what ran just before (perf log v0.18)
+                        for which in (0, 1) if r % 2 == 0 else (1, 0):
+                            apply_tiling(module, (baseline, tiling)[which])
+                            (base, cand)[which].append(timer(module, shape))
                     ratios.append((statistics.median(cand), statistics.median(base)))
             except Exception as e:  # noqa: BLE001 - e.g. out of resources: not a candidate here
                 log(f"  {tiling}: {type(e).__name__}, skipped")
