@@ -225,7 +225,13 @@ def in_network_step(forward, inputs, grad):
     return step
 
 
-def bench_shape(mod, shape, do_compile=True, rounds=4, log=print):
+# Interleaved rounds per measurement (even: each of _round_order's two orders equally often),
+# and how this version times (bench.json's meta: runs of other versions are not comparable).
+ROUNDS = 4
+METHOD = "interleaved rounds, every other reversed; floors timed in the steps' rounds (v0.18)"
+
+
+def bench_shape(mod, shape, do_compile=True, rounds=ROUNDS, log=print):
     import torch
     from triton.testing import do_bench
 
@@ -634,7 +640,7 @@ def plot(results, path: Path) -> bool:
     return True
 
 
-def bench_grouped_shape(mod, shape, routing, rounds=4, log=print, device="cuda", timer=None):
+def bench_grouped_shape(mod, shape, routing, rounds=ROUNDS, log=print, device="cuda", timer=None):
     """grouped_glu fwd+bwd vs a torchtitan-style path (two torch._grouped_mm + the activation,
     autograd), the grouped floor (3 x one torch._grouped_mm of the fused [T, K] x [E, K, 2N])
     and the step's own three grouped GEMMs back to back (x @ W^T, g @ W, g^T @ x);
@@ -779,6 +785,8 @@ def run(modules, shapes, out_dir: Path, do_compile=True, log=print):
         "gpu": torch.cuda.get_device_name(),
         "torch": torch.__version__,
         "triton": triton.__version__,
+        "rounds": ROUNDS,
+        "method": METHOD,
     }
     out_dir.mkdir(parents=True, exist_ok=True)
     results, grouped = [], []

@@ -296,3 +296,27 @@ def test_floors_are_timed_in_the_rounds_of_the_steps_they_divide(monkeypatch):
     assert res["mlp_floor_gemm_ms"] == 1.0 and res["mlp_ours_fwd_bwd_ms"] == 3.5
     assert "mlp_floor_gemm_host_us" not in res and "mlp_floor_gemm_peak_mib" not in res
     assert res["mlp_ours_host_us"] == 1.0 and res["mlp_eager_peak_mib"] == 2.0
+
+
+def test_bench_json_says_how_it_was_timed(monkeypatch, tmp_path):
+    """bench.json's meta names the rounds and the timing method: a report from another version
+    of the bench (other floors, other ordering) is not comparable ratio for ratio."""
+    from pathlib import Path
+
+    module = Path(__file__).resolve().parent.parent / MODULE
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda *a: "Fake GPU")
+    monkeypatch.setattr(torch.cuda, "empty_cache", lambda: None)
+    monkeypatch.setattr(bench, "plot", lambda results, path: False)
+    seen = []
+
+    def fake_shape(mod, shape, do_compile=True, rounds=bench.ROUNDS, log=print):
+        seen.append(rounds)
+        return {"shape": list(shape), "activation": "silu", "module": "m", "floor_ms": 3.0}
+
+    monkeypatch.setattr(bench, "bench_shape", fake_shape)
+    monkeypatch.setattr(bench, "table", lambda rows: "")
+    bench.run([module], [(256, 64, 128)], tmp_path, log=lambda s: None)
+    meta = json.loads((tmp_path / "bench.json").read_text())["meta"]
+    assert meta["gpu"] == "Fake GPU" and meta["rounds"] == bench.ROUNDS == 4 == seen[0]
+    assert "reversed" in meta["method"] and "floors" in meta["method"]
