@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import statistics
 import sys
 from pathlib import Path
@@ -142,6 +143,17 @@ def host_us(steps, n=20, rounds=7, warmup=3, sync=None, clock=None):
             samples[name].append((clock() - t0) / n * 1e6)
             sync()
     return {name: statistics.median(v) for name, v in samples.items()}
+
+
+def write_results(filename, data):
+    """A measurement script's results as JSON: into $OUT (the device machine's folder that comes
+    back) or build/ here; returns the path."""
+    out_dir = os.environ.get("OUT", "build")
+    os.makedirs(out_dir, exist_ok=True)
+    path = os.path.join(out_dir, filename)
+    with open(path, "w") as fh:
+        json.dump(data, fh, indent=1)
+    return path
 
 
 def _round_order(steps, r):

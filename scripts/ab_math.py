@@ -15,7 +15,6 @@ a GLU step -0.5..-1.8%; errors ~1e-4 norm-relative.
 check that the script runs, not a measurement).  Results: $OUT/ab_math.json (or build/).
 """
 
-import json
 import os
 import statistics
 import sys
@@ -30,7 +29,7 @@ import torch.nn.functional as F  # noqa: E402
 
 sys.path.insert(0, ".")
 sys.path.insert(0, "tests")
-from codegen.bench import load_module  # noqa: E402
+from codegen.bench import load_module, write_results  # noqa: E402
 
 MODULES = {
     "precise": "generated/glu_silu_bf16_bn128_sm90.py",
@@ -176,10 +175,7 @@ def main():
         del x, gate_w, up_w, down_w, dy, w, fns
         if not SMOKE:
             torch.cuda.empty_cache()
-    out_dir = os.environ.get("OUT", "build")
-    os.makedirs(out_dir, exist_ok=True)
-    with open(os.path.join(out_dir, "ab_math.json"), "w") as fh:
-        json.dump(res, fh, indent=1)
+    write_results("ab_math.json", res)
 
 
 if __name__ == "__main__":

@@ -13,16 +13,21 @@ and each one's in-network peak (dy made by the next node, as codegen.bench.in_ne
 Results: $OUT/ab_split.json (or build/).  Needs liger-kernel for the Liger column.
 """
 
-import json
 import math
-import os
 import sys
 
 import torch
 from triton.testing import do_bench
 
 sys.path.insert(0, ".")
-from codegen.bench import _interleaved, _liger, in_network_step, load_module, peak_mib  # noqa: E402
+from codegen.bench import (  # noqa: E402
+    _interleaved,
+    _liger,
+    in_network_step,
+    load_module,
+    peak_mib,
+    write_results,
+)
 
 MODULE = "generated/glu_silu_bf16_bn128_sm90.py"
 SHAPES = [(8192, 4096, 14336), (11136, 3584, 14336), (12288, 4096, 11008)]
@@ -85,10 +90,7 @@ def main():
         )
         del x, w, gl, ul, dy, gate_w, up_w, calls, steps
         torch.cuda.empty_cache()
-    out = os.environ.get("OUT", "build")
-    os.makedirs(out, exist_ok=True)
-    with open(os.path.join(out, "ab_split.json"), "w") as fh:
-        json.dump(res, fh, indent=1)
+    write_results("ab_split.json", res)
 
 
 if __name__ == "__main__":

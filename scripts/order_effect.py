@@ -13,8 +13,6 @@ comparisons (what codegen.bench._round_order and ab_math's paired rounds avoid).
 Results: $OUT/order_effect.json (or build/).
 """
 
-import json
-import os
 import statistics
 import sys
 import time
@@ -24,7 +22,7 @@ import torch.nn.functional as F
 from triton.testing import do_bench
 
 sys.path.insert(0, ".")
-from codegen.bench import load_module  # noqa: E402
+from codegen.bench import load_module, write_results  # noqa: E402
 
 MODULE = "generated/glu_silu_bf16_bn128_sm90.py"
 SHAPES = [(11136, 3584, 14336), (4096, 2048, 5632), (65536, 1024, 2816)]
@@ -96,10 +94,7 @@ def main():
         )
         del x, w, mlp, xg, dz
         torch.cuda.empty_cache()
-    out = os.environ.get("OUT", "build")
-    os.makedirs(out, exist_ok=True)
-    with open(os.path.join(out, "order_effect.json"), "w") as fh:
-        json.dump(res, fh, indent=1)
+    write_results("order_effect.json", res)
 
 
 if __name__ == "__main__":

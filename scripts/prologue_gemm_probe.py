@@ -19,9 +19,7 @@ mm(bf16(dy * f), W).  Interleaved rounds, every other reversed, medians.
 tilings for sm90 here (no GPU; registers / spills / shared memory).  Results: $OUT/prologue.json.
 """
 
-import json
 import os
-import statistics
 import sys
 
 SMOKE = "--smoke" in sys.argv
@@ -32,6 +30,9 @@ import torch  # noqa: E402
 import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 from triton.tools.tensor_descriptor import TensorDescriptor  # noqa: E402
+
+sys.path.insert(0, ".")
+from codegen.bench import write_results  # noqa: E402
 
 CHUNK = 128  # the module's packing: [left_0 | gate_0 | left_1 | ...], CHUNK columns each
 # (BLOCK_M, BLOCK_N, BLOCK_K, num_warps, num_stages): BLOCK_N over grad_x's K columns, BLOCK_K
@@ -213,10 +214,7 @@ def main():
             print(f"{M}x{K}x{N}: max rel err", row["max_rel_err"], flush=True)
             assert max(row["max_rel_err"].values()) < 1e-2
         res[f"{M}x{K}x{N}"] = row
-    out = os.environ.get("OUT", "build")
-    os.makedirs(out, exist_ok=True)
-    with open(os.path.join(out, "prologue.json"), "w") as fh:
-        json.dump(res, fh, indent=1)
+    write_results("prologue.json", res)
 
 
 if __name__ == "__main__":

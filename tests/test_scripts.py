@@ -10,10 +10,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def test_ab_math_smoke_runs_both_modules_and_checks_their_errors(tmp_path):
+def smoke(script, results, tmp_path):
+    """Run scripts/<script> --smoke on the CPU; its results JSON (written to $OUT)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), "OUT": str(tmp_path), "CUDA_VISIBLE_DEVICES": ""}
     result = subprocess.run(
-        [sys.executable, "scripts/ab_math.py", "--smoke"],
+        [sys.executable, f"scripts/{script}", "--smoke"],
         cwd=ROOT,
         env=env,
         capture_output=True,
@@ -21,7 +22,11 @@ def test_ab_math_smoke_runs_both_modules_and_checks_their_errors(tmp_path):
         timeout=900,
     )
     assert result.returncode == 0, result.stderr[-3000:]
-    rows = json.loads((tmp_path / "ab_math.json").read_text())
+    return json.loads((tmp_path / results).read_text())
+
+
+def test_ab_math_smoke_runs_both_modules_and_checks_their_errors(tmp_path):
+    rows = smoke("ab_math.py", "ab_math.json", tmp_path)
     assert len(rows) == 1
     row = next(iter(rows.values()))
     assert set(row["errors"]) == {"precise", "approx"}
@@ -65,17 +70,7 @@ def test_gpu_tests_script_runs_each_file_and_reports_failures(tmp_path):
 
 
 def test_prologue_gemm_probe_smoke_matches_the_pass_then_gemm(tmp_path):
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "OUT": str(tmp_path), "CUDA_VISIBLE_DEVICES": ""}
-    result = subprocess.run(
-        [sys.executable, "scripts/prologue_gemm_probe.py", "--smoke"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
-    assert result.returncode == 0, result.stderr[-3000:]
-    rows = json.loads((tmp_path / "prologue.json").read_text())
+    rows = smoke("prologue_gemm_probe.py", "prologue.json", tmp_path)
     assert len(rows) == 2
     for row in rows.values():
         assert row["max_rel_err"] and max(row["max_rel_err"].values()) < 1e-2
