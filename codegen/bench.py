@@ -237,8 +237,8 @@ def in_network_step(forward, inputs, grad):
     return step
 
 
-# Interleaved rounds per measurement (even: each of _round_order's two orders equally often),
-# and how this version times (bench.json's meta: runs of other versions are not comparable).
+# Interleaved rounds per measurement, the bench's and tune's (even: each of _round_order's two
+# orders equally often), and how this version times (bench.json's meta: runs of other versions are not comparable).
 ROUNDS = 4
 METHOD = "interleaved rounds, every other reversed; floors timed in the steps' rounds (v0.18)"
 

@@ -20,7 +20,7 @@ import sys
 import tomllib
 from pathlib import Path
 
-from .bench import DEFAULT_SHAPES, BenchError, dgrad_step, load_module
+from .bench import DEFAULT_SHAPES, ROUNDS, BenchError, dgrad_step, load_module
 from .render import tma_tiling
 from .spec import DGRAD, TILING, Spec, SpecError
 from .variants import load_variants
@@ -132,7 +132,7 @@ def restore(module, saved: dict) -> None:
 
 
 def tune(
-    module, shapes, timer, check=None, log=print, rounds=4, group="forward", only=None
+    module, shapes, timer, check=None, log=print, rounds=ROUNDS, group="forward", only=None
 ) -> tuple[dict, dict, list]:
     """Returns (baseline tiling, best tiling, rows) of ``group`` ("forward" or "dgrad").
     ``timer(module, shape) -> ms`` times the group's kernel with the module's current constants;

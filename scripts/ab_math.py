@@ -29,7 +29,7 @@ import torch.nn.functional as F  # noqa: E402
 
 sys.path.insert(0, ".")
 sys.path.insert(0, "tests")
-from codegen.bench import load_module, write_results  # noqa: E402
+from codegen.bench import _round_order, load_module, write_results  # noqa: E402
 
 MODULES = {
     "precise": "generated/glu_silu_bf16_bn128_sm90.py",
@@ -102,8 +102,8 @@ def paired_rounds(fns, t, rounds):
     samples = {k: [] for k in fns}
     for r in range(rounds):
         for group in groups:
-            for name in group if r % 2 == 0 else group[::-1]:
-                samples[name].append(t(fns[name]))
+            for name, fn in _round_order({name: fns[name] for name in group}, r):
+                samples[name].append(t(fn))
     return {k: statistics.median(v) for k, v in samples.items()}
 
 
