@@ -85,7 +85,8 @@ def current_tiling(module, group: str = "forward") -> dict:
 
 def apply_tiling(module, tiling: dict) -> None:
     """Set a tiling's constants on the module, and the TMA tiles' K step derived from it
-    (TILE_BLOCK_K: what `make generate` would render for that tiling)."""
+    (TILE_BLOCK_K: what `make generate` would render for that tiling); the module's launch
+    plans are dropped."""
     constants = {**CONSTANTS, **DGRAD_CONSTANTS}
     for k, v in tiling.items():
         setattr(module, constants[k], v)
@@ -93,6 +94,8 @@ def apply_tiling(module, tiling: dict) -> None:
         spec = Spec.create(**{**module.SPEC, **current_tiling(module)})
         derived = tma_tiling(spec, spec.arch_info)
         module.TILE_BLOCK_K = derived["tile_block_k"]
+    if hasattr(module, "_clear_plans"):  # recorded launches hold the old tiling
+        module._clear_plans()
 
 
 def parse_only(items) -> dict:

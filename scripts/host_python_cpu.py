@@ -54,7 +54,7 @@ def _fake_direct_launches(mod):
 
     seen = set()
 
-    def first_use(kernel, grid, key, args, device, num_warps, num_stages):
+    def first_use(kernel, grid, key, args, device, num_warps, num_stages, plan=None):
         if (id(kernel), *key) not in seen:  # the entry under the key _launch looks up
             seen.add((id(kernel), *key))
             descs = [
@@ -68,9 +68,11 @@ def _fake_direct_launches(mod):
             entry = (Compiled(), direct)
             for k in (kernel, kernel.fn):  # modules of v0.12 key on kernel.fn, before on kernel
                 mod._COMPILED[(k, device.index, num_warps, num_stages, *key)] = entry
-        real(kernel, grid, key, args, device, num_warps, num_stages)
+        extra = () if plan is None else (plan,)  # modules before v0.19 take no plan key
+        real(kernel, grid, key, args, device, num_warps, num_stages, *extra)
 
     mod._launch = first_use
+    mod._harness_launch = real  # put back after the warm-up: the timed steps run _launch itself
 
 
 def _prepare(path, launch_path):
@@ -150,6 +152,9 @@ def main():
     steps["eager (tiny fp32, real ops)"] = eager
     for fn in list(steps.values()) * 300:
         fn()
+    for m in mods.values():  # every kernel has its stand-in entry now: no wrapper in the timing
+        if hasattr(m, "_harness_launch"):
+            m._launch = m._harness_launch
     times = {k: [] for k in steps}
     for _ in range(15):  # interleaved rounds: this machine's speed drifts
         for name, fn in steps.items():

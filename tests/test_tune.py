@@ -82,8 +82,10 @@ def test_apply_tiling_sets_the_tma_tiles_constants_as_rendered():
     base = tune_mod.current_tiling(mod)
     tune_mod.apply_tiling(mod, {**base, "bk": 32, "num_stages": 4})
     assert (mod.BLOCK_K, mod.TILE_BLOCK_K, mod.NUM_STAGES) == (32, 32, 4)
+    mod._PLANS[("a recorded launch",)] = (print, (1, 1, 1), ())
     tune_mod.apply_tiling(mod, base)
     assert (mod.BLOCK_K, mod.TILE_BLOCK_K) == (64, 64)
+    assert not mod._PLANS, "launch plans hold the old tiling: apply_tiling drops them"
     # two 64-column chunks per TMA tile: its K step is the arch table's, whatever BLOCK_K
     two = load_module(ROOT / "generated" / "glu_swiglu_oai_bf16_bn64_sm90.py")
     tune_mod.apply_tiling(two, {**tune_mod.current_tiling(two), "bk": 32})
