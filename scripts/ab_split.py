@@ -1,12 +1,15 @@
-"""What the split factor buffers cost a big step, against Liger (GPU).
+"""What the low-peak paths cost a step, against Liger and eager PyTorch (GPU).
 
 Big steps (>= LOW_PEAK_MIN_FLOP) run glu's backward as two autograd nodes and, where that lowers
 the in-network peak by >= SPLIT_MIN_SAVING, keep the factors of the two halves of the hidden
 units in separate buffers (more GEMM calls and a copy of grad_W: README "Peak memory").  Per
-shape: fwd+bwd ms of the module as shipped, with SPLIT_FACTORS = False (two nodes, one buffer),
-with LOW_PEAK_MIN_FLOP = inf (one node, one buffer), and Liger's SwiGLU (F.linear x2 +
-LigerSiLUMulFunction) -- all in the same rounds, every other round reversed (medians of 6) --
-and each one's in-network peak (dy made by the next node, as codegen.bench.in_network_step).
+shape, the module as shipped and each path forced: one node (LOW_PEAK_MIN_FLOP = inf), two
+nodes with one buffer (LOW_PEAK_MIN_FLOP = 0, SPLIT_FACTORS = False), the low-peak rule as a big
+step gets it (LOW_PEAK_MIN_FLOP = 0: two nodes, split where it saves), beside Liger's SwiGLU
+(F.linear x2 + LigerSiLUMulFunction) and eager PyTorch: fwd+bwd ms (same rounds, every other
+round reversed, medians of 6), host µs per step (codegen.bench.host_us, interleaved), and
+peaks: in a network (dy made by the next node, as codegen.bench.in_network_step) and with dy
+held by the caller.
 
     PYTHONPATH=. python scripts/ab_split.py [M,K,N ...]
 
@@ -21,7 +24,9 @@ from triton.testing import do_bench
 
 sys.path.insert(0, ".")
 from codegen.bench import (  # noqa: E402
+    _eager_glu,
     _interleaved,
+    host_us,
     _liger,
     in_network_step,
     load_module,
@@ -62,11 +67,17 @@ def main():
         dy = torch.randn(M, N, device="cuda", dtype=mod.DTYPE)
         calls = {
             "shipped": (mod.glu, (x, w)),
-            "one_buffer": (with_flags(mod, mod.glu, SPLIT_FACTORS=False), (x, w)),
             "one_node": (with_flags(mod, mod.glu, LOW_PEAK_MIN_FLOP=math.inf), (x, w)),
+            "two_nodes": (
+                with_flags(mod, mod.glu, LOW_PEAK_MIN_FLOP=0, SPLIT_FACTORS=False),
+                (x, w),
+            ),
+            "low_peak_rule": (with_flags(mod, mod.glu, LOW_PEAK_MIN_FLOP=0), (x, w)),
         }
         if liger is not None:
             calls["liger"] = (liger, (x, gl, ul))
+        w_cat = torch.cat([up_w, gate_w]).detach().requires_grad_()
+        calls["eager"] = (_eager_glu(mod), (x, w_cat))
 
         def step(fn, inputs):
             def run():
@@ -79,16 +90,30 @@ def main():
         steps = {k: (step(f, a), None) for k, (f, a) in calls.items()}
         t = lambda fn, _: do_bench(fn, warmup=25, rep=100, return_mode="median")  # noqa: E731
         ms = _interleaved(steps, t, 6)
+        host = host_us({k: run for k, (run, _) in steps.items()})
         peaks = {k: peak_mib(in_network_step(f, a, dy), list(a)) for k, (f, a) in calls.items()}
-        split_n = mod._split_point(M, N, K)
-        row = {"ms": ms, "in_network_peak_mib": peaks, "split": split_n < N}
+        held = {k: peak_mib(steps[k][0], list(a)) for k, (f, a) in calls.items()}
+        with_split = with_flags(mod, mod._split_point, LOW_PEAK_MIN_FLOP=0)(M, N, K) < N
+        row = {
+            "ms": ms,
+            "host_us": host,
+            "in_network_peak_mib": peaks,
+            "dy_held_peak_mib": held,
+            "shipped_low_peak": mod._low_peak(M, K, N),
+            "rule_splits": with_split,
+        }
         res[f"{M}x{K}x{N}"] = row
         print(
-            f"{M}x{K}x{N} (split {'on' if split_n < N else 'off'}):",
-            " ".join(f"{k} {ms[k]:.3f} ms / {peaks[k]:.0f} MiB;" for k in calls),
+            f"{M}x{K}x{N} (shipped: {'low-peak' if row['shipped_low_peak'] else 'one node'}; "
+            f"the low-peak rule {'splits' if with_split else 'keeps one buffer'}): ms / host µs / "
+            "peak MiB in a network, dy held",
             flush=True,
         )
-        del x, w, gl, ul, dy, gate_w, up_w, calls, steps
+        for k in calls:
+            print(
+                f"  {k:14s} {ms[k]:8.3f} {host[k]:7.0f} {peaks[k]:7.0f} {held[k]:7.0f}", flush=True
+            )
+        del x, w, w_cat, gl, ul, dy, gate_w, up_w, calls, steps
         torch.cuda.empty_cache()
     write_results("ab_split.json", res)
 
