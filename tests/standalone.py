@@ -4,6 +4,7 @@ pytest and numpy), checked by test_cli (every variant) and test_vendoring (a ven
 import ast
 
 STDLIB = {
+    "gc",
     "importlib",
     "math",
     "os",
@@ -13,6 +14,7 @@ STDLIB = {
     "threading",
     "typing",
     "warnings",
+    "weakref",
 }
 
 
