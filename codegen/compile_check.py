@@ -119,7 +119,7 @@ def capture_launches(path: Path) -> tuple[object, list[Launch]]:
     mod = load_module(path)
     launches, current = [], [""]
 
-    def record(kernel, grid, key, args, device, num_warps, num_stages):
+    def record(kernel, grid, key, args, device, num_warps, num_stages, plan=None):
         # TMA descriptors come as (tensor, block shape) since v0.12: the module's own
         # _descriptors makes Triton's objects of them (older modules pass the objects)
         args = mod._descriptors(args) if hasattr(mod, "_descriptors") else tuple(args)

@@ -67,10 +67,10 @@ def with_maxnreg(mod, maxnreg):
     """The module's _launch, compiling its kernels with registers capped at ``maxnreg``."""
     real = mod._launch
 
-    def launch(kernel, grid, key, args, device, num_warps, num_stages):
+    def launch(kernel, grid, key, args, device, num_warps, num_stages, *plan):
         full = (kernel.fn, device.index, num_warps, num_stages, *key)
         if full in mod._COMPILED or mod._INTERPRET:
-            return real(kernel, grid, key, args, device, num_warps, num_stages)
+            return real(kernel, grid, key, args, device, num_warps, num_stages, *plan)
         compiled = kernel[grid](
             *mod._descriptors(args),
             num_warps=num_warps,
