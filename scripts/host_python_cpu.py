@@ -9,7 +9,10 @@ autograd.Function that allocates the same buffers and returns preallocated gradi
 With --two-nodes every step takes the big-step path (glu's backward as two autograd nodes,
 LOW_PEAK_MIN_FLOP = 0); with --split also split factor buffers (SPLIT_MIN_SAVING < 0).
 With --launch-path the module's own _launch runs too (key lookup, the direct launcher's argument
-expansion), with only Triton's C launcher and tensor-map encoder replaced by no-ops.
+expansion), with only Triton's C launcher and tensor-map encoder replaced by no-ops; modules with
+launch plans (v0.19) then replay them where the step's buffers come back at the same addresses
+(always for one buffer here; CPU malloc moves split buffers, so --split misses most plans: on an
+H200 every launch replays, scripts/plan_hits.py).
 
 Prints µs per fwd+bwd step (medians of 15 interleaved rounds of 1000 steps) for each module,
 the bare Function, and eager PyTorch's step on tiny float32 tensors (its dispatch and autograd
