@@ -223,7 +223,11 @@ def compile_launches(mod, launches: list[Launch], usage: bool = True) -> list[Re
         res = Result(fn.__name__, launch.what, True, constexprs=named)
         try:
             src = ASTSource(fn=fn, signature=signature, constexprs=constexprs, attrs=attrs)
-            options = {"num_warps": launch.num_warps, "num_stages": launch.num_stages, **getattr(mod, "_COMPILE_OPTIONS", {})}
+            options = {
+                "num_warps": launch.num_warps,
+                "num_stages": launch.num_stages,
+                **getattr(mod, "_COMPILE_OPTIONS", {}),
+            }
             compiled = triton.compile(src, target=target, options=options)
             res.shared = compiled.metadata.shared
             if res.shared > ARCHS[arch].smem_bytes:
