@@ -131,6 +131,13 @@ def test_table_and_json_report():
     assert "6.543" in bench.table([row])
 
 
+def test_launch_paths_count_the_direct_launches():
+    direct, fallback = object(), None  # a _DirectLaunch, or CompiledKernel.run's path
+    mod = types.SimpleNamespace(_COMPILED={1: ("k", direct), 2: ("k", fallback), 3: ("k", direct)})
+    assert bench.launch_paths(mod) == (2, 3)
+    assert bench.launch_paths(types.SimpleNamespace()) == (0, 0)  # a module from before
+
+
 def test_flag_flipped_runs_the_step_with_the_flag_flipped_and_restores_it():
     mod = types.SimpleNamespace(FUSED_DGRAD=False)
     seen = []
