@@ -7,7 +7,8 @@
 #
 # Environment: JOBS (default 6: with 12 at once on one H200 some big-shape tests ran out of its
 # memory, each process's cache holding up to 17 GB), FILE_TIMEOUT seconds per file (default
-# 540), LOGS (a folder, default $OUT or build/gpu-tests): one log per file plus summary.txt.
+# 540), LOGS (a folder, default $OUT or build/gpu-tests): one log per file plus summary.txt
+# (its first line: the python, torch and triton versions).
 set -uo pipefail
 JOBS=${JOBS:-6}
 FILE_TIMEOUT=${FILE_TIMEOUT:-540}
@@ -25,7 +26,9 @@ export -f run_one
 export LOGS FILE_TIMEOUT
 printf '%s\n' "${files[@]}" | xargs -P "$JOBS" -I{} bash -c 'run_one "$1"' _ {}
 status=0
-: >"$LOGS/summary.txt"
+# first line: what the files ran with (a log read later says which Triton it came from)
+python -c "import sys, torch, triton; print(f'# python {sys.version.split()[0]}, torch {torch.__version__}, triton {triton.__version__}')" \
+    >"$LOGS/summary.txt" 2>/dev/null || echo "# python, torch or triton not importable" >"$LOGS/summary.txt"
 for f in "${files[@]}"; do
     name=$(basename "$f" .py)
     rc=$(cut -d' ' -f1 "$LOGS/$name.rc" 2>/dev/null) || rc=none  # none: pytest never ended

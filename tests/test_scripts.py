@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -40,6 +42,7 @@ def test_ab_math_smoke_runs_both_modules_and_checks_their_errors(tmp_path):
 def test_gpu_tests_script_runs_each_file_and_reports_failures(tmp_path):
     """scripts/gpu_tests.sh: one pytest process per file, a summary line per file with its
     failed tests, exit status 1 when any file failed (here with two small stand-in files)."""
+    triton = pytest.importorskip("triton")
     (tmp_path / "test_good.py").write_text("def test_ok():\n    assert True\n")
     (tmp_path / "test_bad.py").write_text(
         "def test_ok():\n    assert True\n\n\ndef test_broken():\n    assert 1 == 2\n"
@@ -62,7 +65,8 @@ def test_gpu_tests_script_runs_each_file_and_reports_failures(tmp_path):
         timeout=600,
     )
     assert result.returncode == 1, result.stdout + result.stderr
-    summary = (logs / "summary.txt").read_text().splitlines()
+    header, *summary = (logs / "summary.txt").read_text().splitlines()
+    assert header.startswith("# python ") and f"triton {triton.__version__}" in header
     assert summary[0].startswith("test_good") and "rc=0" in summary[0] and "1 passed" in summary[0]
     assert summary[1].startswith("test_bad") and "rc=1" in summary[1] and "1 failed" in summary[1]
     assert "test_bad.py::test_broken" in summary[2]
