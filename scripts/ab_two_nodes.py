@@ -21,12 +21,15 @@ def with_split(mod, split):
     """glu with split factor buffers wherever the halves hold whole tiles and M > K, or one."""
 
     def f(x, w):
+        over = getattr(mod, "SPLIT_MAX_OVER_FLOOR", None)  # (v0.21)
         saved = mod.SPLIT_FACTORS, mod.SPLIT_MIN_SAVING
         mod.SPLIT_FACTORS, mod.SPLIT_MIN_SAVING = split, -1.0
+        mod.SPLIT_MAX_OVER_FLOOR = float("inf")
         try:
             return mod.glu(x, w)
         finally:
             mod.SPLIT_FACTORS, mod.SPLIT_MIN_SAVING = saved
+            mod.SPLIT_MAX_OVER_FLOOR = over
 
     return f
 

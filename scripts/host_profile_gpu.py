@@ -20,7 +20,11 @@ from codegen.bench import _eager_glu, host_us, load_module
 PATHS = {  # name: module constants
     "one node": {"LOW_PEAK_MIN_FLOP": math.inf},
     "two nodes": {"LOW_PEAK_MIN_FLOP": 0, "SPLIT_FACTORS": False},
-    "two nodes, split": {"LOW_PEAK_MIN_FLOP": 0, "SPLIT_MIN_SAVING": -1.0},
+    "two nodes, split": {
+        "LOW_PEAK_MIN_FLOP": 0,
+        "SPLIT_MIN_SAVING": -1.0,
+        "SPLIT_MAX_OVER_FLOOR": math.inf,
+    },
 }
 
 

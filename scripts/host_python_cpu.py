@@ -7,7 +7,8 @@ autograd.Function that allocates the same buffers and returns preallocated gradi
         [--launch-path] [--two-nodes] [--split]
 
 With --two-nodes every step takes the big-step path (glu's backward as two autograd nodes,
-LOW_PEAK_MIN_FLOP = 0); with --split also split factor buffers (SPLIT_MIN_SAVING < 0).
+LOW_PEAK_MIN_FLOP = 0); with --split also split factor buffers (SPLIT_MIN_SAVING < 0,
+SPLIT_MAX_OVER_FLOOR = inf).
 With --launch-path the module's own _launch runs too (key lookup, the direct launcher's argument
 expansion), with only Triton's C launcher and tensor-map encoder replaced by no-ops; modules with
 launch plans (v0.19) then replay them where the step's buffers come back at the same addresses
@@ -89,7 +90,7 @@ def _prepare(path, launch_path):
     if "--two-nodes" in sys.argv or "--split" in sys.argv:
         mod.LOW_PEAK_MIN_FLOP = 0
     if "--split" in sys.argv:
-        mod.SPLIT_MIN_SAVING = -1.0
+        mod.SPLIT_MIN_SAVING, mod.SPLIT_MAX_OVER_FLOOR = -1.0, float("inf")
     return mod
 
 
