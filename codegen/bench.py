@@ -30,6 +30,41 @@ DEFAULT_GROUPED_SHAPES = [
     (32768, 2880, 2880, 32),
 ]
 ROUTINGS = ("balanced", "skewed", "ragged")
+# Real models' MLPs, from their Hugging Face configs: (K, N) = (hidden_size, intermediate_size);
+# mixtures of experts (K, N, E) with N = the experts' intermediate size and E = routed experts.
+# `swiglu-gen bench --model NAME[:TOKENS]` times M = TOKENS rows (T = TOKENS routed rows for a
+# mixture of experts); the module's activation and CHUNK are the module's, not the model's
+# (Gemma's MLPs are GeGLU-tanh; gpt-oss's N = 2880 needs a --bn 64 module).
+MODELS = {
+    "smollm2-135m": (576, 1536),
+    "smollm2-360m": (960, 2560),
+    "smollm2-1.7b": (2048, 8192),
+    "qwen2.5-0.5b": (896, 4864),
+    "qwen2.5-1.5b": (1536, 8960),
+    "qwen2.5-3b": (2048, 11008),
+    "qwen2.5-7b": (3584, 18944),
+    "qwen2.5-14b": (5120, 13824),
+    "qwen2.5-32b": (5120, 27648),
+    "qwen2.5-72b": (8192, 29568),
+    "tinyllama-1.1b": (2048, 5632),
+    "llama-2-7b": (4096, 11008),
+    "llama-2-13b": (5120, 13824),
+    "llama-3.2-1b": (2048, 8192),
+    "llama-3.2-3b": (3072, 8192),
+    "llama-3.1-8b": (4096, 14336),
+    "llama-3.1-70b": (8192, 28672),
+    "mistral-7b": (4096, 14336),
+    "phi-3-mini": (3072, 8192),
+    "gemma-2-2b": (2304, 9216),
+    "gemma-2-9b": (3584, 14336),
+    "gemma-2-27b": (4608, 36864),
+    "mixtral-8x7b": (4096, 14336, 8),
+    "qwen3-30b-a3b": (2048, 768, 128),
+    "olmoe-1b-7b": (2048, 1024, 64),
+    "gpt-oss-20b": (2880, 2880, 32),
+    "gpt-oss-120b": (2880, 2880, 128),
+}
+DEFAULT_MODEL_TOKENS = 4096
 
 
 class BenchError(RuntimeError):
@@ -60,6 +95,24 @@ def parse_shape(text: str) -> tuple[int, ...]:
     if min(shape) <= 0:
         raise BenchError(f"--shape {text}: sizes must be positive")
     return shape
+
+
+def parse_model(text: str) -> tuple[int, ...]:
+    """NAME or NAME:TOKENS (a key of MODELS) -> its shape: M,K,N, or T,K,N,E for a mixture of
+    experts, with M (T) = TOKENS rows, DEFAULT_MODEL_TOKENS when not given."""
+    name, colon, tokens = text.partition(":")
+    dims = MODELS.get(name.strip().lower())
+    if dims is None:
+        raise BenchError(f"--model {text}: unknown model {name!r}; known: {', '.join(MODELS)}")
+    rows = DEFAULT_MODEL_TOKENS
+    if colon:
+        try:
+            rows = int(tokens)
+        except ValueError:
+            rows = 0
+        if rows <= 0:
+            raise BenchError(f"--model {text}: TOKENS must be a positive integer, got {tokens!r}")
+    return (rows, *dims)
 
 
 def routing_sizes(T: int, E: int, routing: str) -> list[int]:

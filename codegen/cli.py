@@ -312,16 +312,17 @@ def main(ctx: click.Context, variants_file, check, out_dir, **options):
 
 
 def _shapes(ctx, param, values):
-    from .bench import BenchError, parse_shape
+    from .bench import BenchError, parse_model, parse_shape
 
+    parse = parse_model if param.name == "models" else parse_shape
     try:
-        return [parse_shape(v) for v in values]
+        return [parse(v) for v in values]
     except BenchError as e:
         raise click.BadParameter(str(e).split(": ", 1)[-1]) from None
 
 
 @main.command("bench")
-@click.argument("modules", nargs=-1, required=True, metavar="MODULE.py...")
+@click.argument("modules", nargs=-1, metavar="MODULE.py...")
 @click.option(
     "--shape",
     "shapes",
@@ -332,6 +333,19 @@ def _shapes(ctx, param, values):
     "baseline shapes and 2048,4096,1408, plus issue 10's MoE shapes for grouped modules.",
 )
 @click.option(
+    "--model",
+    "models",
+    multiple=True,
+    callback=_shapes,
+    metavar="NAME[:TOKENS]",
+    help="A real model's MLP shape (repeatable; `swiglu-gen bench --list-models` lists them) "
+    "at TOKENS rows (default 4096; routed rows for a mixture of experts), e.g. "
+    "llama-3.1-8b:8192. Timed after the --shape shapes.",
+)
+@click.option(
+    "--list-models", is_flag=True, help="List the --model names and their shapes, then exit."
+)
+@click.option(
     "--out",
     "out_dir",
     default="bench-results",
@@ -339,12 +353,21 @@ def _shapes(ctx, param, values):
     help="Folder for bench.json and bench.png.",
 )
 @click.option("--no-compile", is_flag=True, help="Skip the torch.compile baselines.")
-def bench(modules, shapes, out_dir, no_compile):
+def bench(modules, shapes, models, list_models, out_dir, no_compile):
     """Time generated modules against cuBLAS, eager, torch.compile and Liger (needs a GPU)."""
-    from .bench import BenchError, run_cli
+    from .bench import MODELS, BenchError, run_cli
 
+    if list_models:
+        for name, dims in MODELS.items():
+            kind = f"K={dims[0]} N={dims[1]}" + (
+                f" E={dims[2]} (grouped)" if len(dims) == 3 else ""
+            )
+            click.echo(f"{name:16s} {kind}")
+        return
+    if not modules:
+        raise click.UsageError("Missing argument 'MODULE.py...'.")
     try:
-        run_cli(modules, shapes, Path(out_dir), not no_compile)
+        run_cli(modules, [*shapes, *models], Path(out_dir), not no_compile)
     except BenchError as e:
         raise GenError(str(e)) from None
 

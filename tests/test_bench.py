@@ -38,6 +38,38 @@ def test_shapes_parse_and_default():
     assert (65536, 2048, 768, 128) in bench.DEFAULT_GROUPED_SHAPES
 
 
+def test_models_give_their_mlp_shapes():
+    assert bench.parse_model("llama-3.1-8b") == (bench.DEFAULT_MODEL_TOKENS, 4096, 14336)
+    assert bench.parse_model("Llama-3.1-8B:8192") == (8192, 4096, 14336)
+    assert bench.parse_model("qwen3-30b-a3b:65536") == (65536, 2048, 768, 128)  # T,K,N,E
+    for name, dims in bench.MODELS.items():
+        assert name == name.lower() and len(dims) in (2, 3)
+        assert dims[1] % 64 == 0  # some module's CHUNK divides N (gpt-oss's 2880: --bn 64)
+        assert dims[1] % 128 == 0 or name.startswith("gpt-oss")
+    for bad in ["llama-9", "llama-3.1-8b:0", "llama-3.1-8b:x", "llama-3.1-8b:-5", ":4096"]:
+        with pytest.raises(bench.BenchError, match="--model"):
+            bench.parse_model(bad)
+
+
+def test_model_option(monkeypatch, tmp_path):
+    seen = []
+    monkeypatch.setattr(bench, "run_cli", lambda modules, shapes, *a: seen.append(shapes))
+    result = invoke(MODULE, "--shape", "64,32,128", "--model", "gemma-2-2b:1000")
+    assert result.exit_code == 0 and seen == [[(64, 32, 128), (1000, 2304, 9216)]]
+    result = invoke(MODULE, "--model", "llama-9")
+    assert result.exit_code == 2 and "--model" in result.output and "llama-3.1-8b" in result.output
+    result = CliRunner().invoke(main, ["bench", "--list-models"])
+    assert result.exit_code == 0 and all(name in result.output for name in bench.MODELS)
+    assert "E=128 (grouped)" in result.output
+    assert CliRunner().invoke(main, ["bench"]).exit_code == 2  # no module, no --list-models
+
+
+def test_mixture_of_experts_models_need_a_grouped_module(monkeypatch, tmp_path):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    result = invoke(MODULE, "--model", "mixtral-8x7b", "--out", str(tmp_path / "r"))
+    assert result.exit_code == 2 and "grouped modules" in result.output
+
+
 def test_routings_cover_every_token():
     for T, E in [(16384, 8), (65536, 128), (1001, 3), (7, 5)]:
         for routing in bench.ROUTINGS:
