@@ -339,7 +339,7 @@ def _shapes(ctx, param, values):
     callback=_shapes,
     metavar="NAME[:TOKENS]",
     help="A real model's MLP shape (repeatable; `swiglu-gen bench --list-models` lists them) "
-    "at TOKENS rows (default 4096; routed rows for a mixture of experts), e.g. "
+    "at TOKENS rows (default 4096; for a mixture of experts the routed rows, tokens x top-k), e.g. "
     "llama-3.1-8b:8192. Timed after the --shape shapes.",
 )
 @click.option(
