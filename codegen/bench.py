@@ -844,7 +844,8 @@ def run(modules, shapes, out_dir: Path, do_compile=True, log=print):
     grouped_shapes = [s for s in shapes if len(s) == 4]
     if grouped_shapes and not any(hasattr(m, "grouped_glu") for m in mods):
         raise BenchError(
-            "--shape T,K,N,E is for grouped modules (generated with --grouped); none was given"
+            "--shape T,K,N,E (and a mixture-of-experts --model) is for grouped modules "
+            "(generated with --grouped); none was given"
         )
     meta = {
         "gpu": torch.cuda.get_device_name(),
