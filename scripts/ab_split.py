@@ -1,8 +1,9 @@
 """What the low-peak paths cost a step, against Liger and eager PyTorch (GPU).
 
 Big steps (>= LOW_PEAK_MIN_FLOP) run glu's backward as two autograd nodes and, where that lowers
-the in-network peak by >= SPLIT_MIN_SAVING, keep the factors of the two halves of the hidden
-units in separate buffers (more GEMM calls and a copy of grad_W: README "Peak memory").  Per
+the in-network peak by >= SPLIT_MIN_SAVING to within SPLIT_MAX_OVER_FLOOR of 3MN (v0.21), keep the
+factors of the two halves of the hidden units in separate buffers (more GEMM calls and a copy of
+grad_W: README "Peak memory").  Per
 shape, the module as shipped and each path forced: one node (LOW_PEAK_MIN_FLOP = inf), two
 nodes with one buffer (LOW_PEAK_MIN_FLOP = 0, SPLIT_FACTORS = False), the low-peak rule as a big
 step gets it (LOW_PEAK_MIN_FLOP = 0: two nodes, split where it saves), beside Liger's SwiGLU
