@@ -372,6 +372,53 @@ def bench(modules, shapes, models, list_models, out_dir, no_compile):
         raise GenError(str(e)) from None
 
 
+@main.command("bench-model")
+@click.argument("module", metavar="MODULE.py")
+@click.option(
+    "--model",
+    "models",
+    multiple=True,
+    required=True,
+    metavar="NAME[:TOKENS]",
+    help="A dense model of `swiglu-gen bench --list-models` (repeatable) at TOKENS tokens per "
+    "step (default 4096), e.g. llama-3.2-1b:8192.",
+)
+@click.option(
+    "--layers", type=int, default=4, show_default=True, help="Decoder layers in the model built."
+)
+@click.option(
+    "--seq",
+    type=int,
+    default=2048,
+    show_default=True,
+    help="Tokens per sequence (TOKENS is batch x seq).",
+)
+@click.option(
+    "--out",
+    "out_dir",
+    default="bench-results",
+    show_default=True,
+    help="Folder for bench-model.json.",
+)
+def bench_model(module, models, layers, seq, out_dir):
+    """Time a whole decoder's training step with the module's MLPs swapped in (needs a GPU and
+    transformers): eager LlamaMLP vs replace_mlps (FusedMLP) vs FusedGLU + Linear vs Liger."""
+    from .bench import BenchError
+    from .bench_model import run_cli
+
+    try:
+        run_cli(
+            Path(module),
+            models,
+            layers,
+            seq,
+            Path(out_dir),
+            log=lambda s: click.echo(s, err=True),
+        )
+    except BenchError as e:
+        raise GenError(str(e)) from None
+
+
 @main.command("tune")
 @click.argument("module", metavar="MODULE.py")
 @click.option(

@@ -1,0 +1,380 @@
+"""A whole decoder's training step with the module's MLPs swapped in (`swiglu-gen bench-model`).
+
+The GLU and MLP benches (codegen/bench.py) time one layer.  What a user sees is a model: many
+layers, attention between the MLPs, every layer's saved activations alive at the start of the
+backward.  This builds a transformers Llama-architecture decoder (LlamaModel: embeddings,
+decoder layers, final norm; no LM head or loss kernel, which no variant changes) at a real
+model's hidden, intermediate and attention sizes, with fewer layers, and times one training
+step (forward, a loss, backward; no optimizer) with its MLPs as they are
+(transformers' LlamaMLP, eager), swapped by the module's ``replace_mlps`` (FusedMLP), as FusedGLU
++ the down nn.Linear, and as Liger's elementwise kernel between the Linears (when installed).
+All variants hold the same weights and run in one process in interleaved rounds; the table
+gives step ms, host µs per step (one step per timed batch: a step issues hundreds of kernels,
+more would fill the GPU's launch queue and time the GPU instead), the step's peak memory, the
+activation memory kept between forward and backward, and each variant's relative error
+(output, embedding gradient) against the same model in float32.
+
+Needs a CUDA GPU, torch, triton and transformers (its device= and timer= arguments let the
+CPU tests run it under the Triton interpreter).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import statistics
+from pathlib import Path
+
+from .bench import MODELS, BenchError, _liger, _round_order, host_us
+
+# Attention sizes of the dense models in MODELS (num_attention_heads, num_key_value_heads,
+# head_dim), from their Hugging Face configs.  The decoder built is Llama's architecture at
+# these sizes: Qwen2's q/k/v biases and Gemma-2's extra norms, soft-capping and sliding windows
+# are not modelled (the MLP, what the module replaces, is the same).
+ATTENTION = {
+    "smollm2-135m": (9, 3, 64),
+    "smollm2-360m": (15, 5, 64),
+    "smollm2-1.7b": (32, 32, 64),
+    "qwen2.5-0.5b": (14, 2, 64),
+    "qwen2.5-1.5b": (12, 2, 128),
+    "qwen2.5-3b": (16, 2, 128),
+    "qwen2.5-7b": (28, 4, 128),
+    "qwen2.5-14b": (40, 8, 128),
+    "qwen2.5-32b": (40, 8, 128),
+    "qwen2.5-72b": (64, 8, 128),
+    "tinyllama-1.1b": (32, 4, 64),
+    "llama-2-7b": (32, 32, 128),
+    "llama-2-13b": (40, 40, 128),
+    "llama-3.2-1b": (32, 8, 64),
+    "llama-3.2-3b": (24, 8, 128),
+    "llama-3.1-8b": (32, 8, 128),
+    "llama-3.1-70b": (64, 8, 128),
+    "mistral-7b": (32, 8, 128),
+    "phi-3-mini": (32, 32, 96),
+    "gemma-2-2b": (8, 4, 256),
+    "gemma-2-9b": (16, 8, 256),
+    "gemma-2-27b": (32, 16, 128),
+}
+DEFAULT_LAYERS = 4
+DEFAULT_SEQ = 2048
+VOCAB = 1024  # no LM head: the embedding only feeds the first layer
+ROUNDS = 4
+STEPS_PER_SAMPLE = 3  # steps timed back to back per sample (CUDA events around them)
+VARIANTS = ("eager", "fused_mlp", "fused_glu", "liger")
+
+
+def parse_model(text: str, seq: int) -> tuple[str, int, int]:
+    """NAME[:TOKENS] -> (name, batch, seq): TOKENS (default bench.DEFAULT_MODEL_TOKENS) rows
+    as sequences of ``seq`` tokens (one shorter sequence when TOKENS < seq)."""
+    from .bench import DEFAULT_MODEL_TOKENS
+
+    name, colon, tokens = text.partition(":")
+    name = name.strip().lower()
+    if name not in ATTENTION:
+        moe = name in MODELS and len(MODELS[name]) == 3
+        raise BenchError(
+            f"--model {text}: "
+            + (
+                f"{name} is a mixture of experts; bench-model builds dense decoders "
+                "(time its experts with `swiglu-gen bench` and a --grouped module)"
+                if moe
+                else f"unknown model {name!r}; known: {', '.join(ATTENTION)}"
+            )
+        )
+    rows = DEFAULT_MODEL_TOKENS
+    if colon:
+        try:
+            rows = int(tokens)
+        except ValueError:
+            rows = 0
+        if rows <= 0:
+            raise BenchError(f"--model {text}: TOKENS must be a positive integer, got {tokens!r}")
+    if seq <= 0:
+        raise BenchError(f"--seq must be positive, got {seq}")
+    if rows <= seq:
+        return name, 1, rows
+    if rows % seq:
+        raise BenchError(f"--model {text}: TOKENS = {rows} is not a multiple of --seq {seq}")
+    return name, rows // seq, seq
+
+
+def model_config(name: str, layers: int, hf_act: str):
+    """A transformers LlamaConfig at model ``name``'s sizes with ``layers`` decoder layers."""
+    from transformers import LlamaConfig
+
+    hidden, intermediate = MODELS[name]
+    heads, kv_heads, head_dim = ATTENTION[name]
+    return LlamaConfig(
+        vocab_size=VOCAB,
+        hidden_size=hidden,
+        intermediate_size=intermediate,
+        num_hidden_layers=layers,
+        num_attention_heads=heads,
+        num_key_value_heads=kv_heads,
+        head_dim=head_dim,
+        hidden_act=hf_act,
+        max_position_embeddings=max(4096, DEFAULT_SEQ),
+        attention_bias=False,
+        mlp_bias=False,
+        use_cache=False,
+        attn_implementation="sdpa",
+    )
+
+
+def _hf_act(mod) -> str:
+    from .activations import ACTIVATIONS, Act
+
+    hf_act = ACTIVATIONS[Act(mod.ACTIVATION)].hf_act
+    if hf_act is None or not hasattr(mod, "replace_mlps"):
+        raise BenchError(
+            f"{mod.SPEC['name']}: its activation ({mod.ACTIVATION}) is none of transformers' "
+            "ACT2FN, so there is no Hugging Face MLP to swap (the module has no replace_mlps)"
+        )
+    return hf_act
+
+
+def build_variants(mod, config, device, with_liger=True):
+    """{variant: LlamaModel}: the same weights in each, the MLPs swapped per variant."""
+    import torch
+    from transformers import LlamaModel
+
+    torch.manual_seed(0)
+    eager = LlamaModel(config).to(device=device, dtype=mod.DTYPE)
+    models = {"eager": eager}
+
+    fused_mlp = copy.deepcopy(eager)
+    try:
+        swapped = mod.replace_mlps(fused_mlp)
+    except ValueError as e:
+        raise BenchError(f"replace_mlps: {e}") from None
+    if len(swapped) != config.num_hidden_layers:
+        raise BenchError(f"replace_mlps swapped {len(swapped)} MLPs, expected one per layer")
+    models["fused_mlp"] = fused_mlp
+
+    class FusedGLUMLP(torch.nn.Module):  # README's drop-in: FusedGLU + the down nn.Linear
+        def __init__(self, mlp):
+            super().__init__()
+            self.gate_up = mod.FusedGLU.from_linears(mlp.gate_proj, mlp.up_proj)
+            self.down_proj = mlp.down_proj
+
+        def forward(self, x):
+            return self.down_proj(self.gate_up(x))
+
+    fused_glu = copy.deepcopy(eager)
+    for layer in fused_glu.layers:
+        layer.mlp = FusedGLUMLP(layer.mlp)
+    models["fused_glu"] = fused_glu
+
+    liger = _liger(mod.ACTIVATION) if with_liger else None
+    if liger is not None:
+
+        class LigerMLP(torch.nn.Module):  # Liger's SwiGLU / GeGLU MLP: its kernel between Linears
+            def __init__(self, mlp):
+                super().__init__()
+                self.gate_proj, self.up_proj, self.down_proj = (
+                    mlp.gate_proj,
+                    mlp.up_proj,
+                    mlp.down_proj,
+                )
+
+            def forward(self, x):
+                return self.down_proj(liger(x, self.gate_proj.weight, self.up_proj.weight))
+
+        liger_model = copy.deepcopy(eager)
+        for layer in liger_model.layers:
+            layer.mlp = LigerMLP(layer.mlp)
+        models["liger"] = liger_model
+    for model in models.values():
+        model.train()
+    return models
+
+
+def _loss(model, ids, probe):
+    """A loss whose gradient reaches every hidden unit: <h, probe> / numel for a fixed random
+    ``probe`` (the mean of squares would not: after the final RMSNorm it is ~constant)."""
+    h = model(input_ids=ids).last_hidden_state
+    return (h.float() * probe).mean()
+
+
+def _step(model, ids, probe):
+    def step():  # as in a training loop: the last step's gradients freed first
+        model.zero_grad(set_to_none=True)
+        _loss(model, ids, probe).backward()
+
+    return step
+
+
+def _rel(a, b):
+    return ((a.float() - b.float()).norm() / b.float().norm().clamp_min(1e-30)).item()
+
+
+def _errors(models, ids, probe):
+    """{variant: (output rel error, embedding-gradient rel error)} against the eager model in
+    float32 (the same weights; its attention and MLPs in float32 throughout)."""
+    reference = copy.deepcopy(models["eager"]).float()
+    res = {}
+    for name, model in {"float32": reference, **models}.items():
+        model.zero_grad(set_to_none=True)
+        h = model(input_ids=ids).last_hidden_state
+        (h.float() * probe).mean().backward()
+        res[name] = (h.detach().float(), model.embed_tokens.weight.grad.float())
+        model.zero_grad(set_to_none=True)
+    ref_h, ref_grad = res.pop("float32")
+    del reference
+    return {name: (_rel(h, ref_h), _rel(g, ref_grad)) for name, (h, g) in res.items()}
+
+
+def _cuda_timer(fn):
+    import torch
+
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    torch.cuda.synchronize()
+    start.record()
+    for _ in range(STEPS_PER_SAMPLE):
+        fn()
+    end.record()
+    end.synchronize()
+    return start.elapsed_time(end) / STEPS_PER_SAMPLE
+
+
+def _memory(model, ids, probe):
+    """(peak MiB of a step, kept MiB between forward and backward), gradients freed before."""
+    import torch
+
+    model.zero_grad(set_to_none=True)
+    torch.cuda.synchronize()
+    base = torch.cuda.memory_allocated()
+    torch.cuda.reset_peak_memory_stats()
+    h = model(input_ids=ids).last_hidden_state
+    torch.cuda.synchronize()
+    kept = torch.cuda.memory_allocated() - base - h.untyped_storage().nbytes()
+    (h.float() * probe).mean().backward()
+    torch.cuda.synchronize()
+    peak = torch.cuda.max_memory_allocated() - base
+    model.zero_grad(set_to_none=True)
+    return peak / 2**20, kept / 2**20
+
+
+def bench_model(
+    mod,
+    name,
+    batch,
+    seq,
+    layers=DEFAULT_LAYERS,
+    rounds=ROUNDS,
+    device="cuda",
+    timer=None,
+    log=print,
+    config=None,
+):
+    """One row: every variant's step at model ``name``'s sizes, ``layers`` layers, ``batch``
+    sequences of ``seq`` tokens (``config``: another LlamaConfig, the CPU tests' tiny one)."""
+    import torch
+
+    config = config or model_config(name, layers, _hf_act(mod))
+    layers = config.num_hidden_layers
+    if config.intermediate_size % mod.CHUNK:
+        raise BenchError(
+            f"{name}: intermediate size {config.intermediate_size} is not a multiple of "
+            f"{mod.SPEC['name']}'s CHUNK = {mod.CHUNK} (generate a variant with a --bn that divides it)"
+        )
+    models = build_variants(mod, config, device)
+    gen = torch.Generator(device="cpu").manual_seed(1)
+    ids = torch.randint(0, config.vocab_size, (batch, seq), generator=gen).to(device)
+    probe = torch.randn(batch, seq, config.hidden_size, generator=gen).to(device)
+    res = {
+        "model": name,
+        "module": mod.SPEC["name"],
+        "tokens": batch * seq,
+        "batch": batch,
+        "seq": seq,
+        "layers": layers,
+        "shape": [batch * seq, config.hidden_size, config.intermediate_size],
+        "variants": list(models),
+    }
+    for variant, (out_err, grad_err) in _errors(models, ids, probe).items():
+        res[f"{variant}_out_rel_err"] = out_err
+        res[f"{variant}_grad_rel_err"] = grad_err
+    steps = {variant: _step(model, ids, probe) for variant, model in models.items()}
+    for step in steps.values():  # warm-up: compiles the kernels, fills the launch plans
+        step()
+    timer = timer or _cuda_timer
+    samples = {variant: [] for variant in steps}
+    for r in range(rounds):
+        for variant, step in _round_order(steps, r):
+            samples[variant].append(timer(step))
+    for variant, v in samples.items():
+        res[f"{variant}_ms"] = statistics.median(v)
+    if device != "cpu":
+        for variant, us in host_us(steps, n=1, rounds=2 * rounds + 1).items():
+            res[f"{variant}_host_us"] = us
+        for variant, model in models.items():
+            res[f"{variant}_peak_mib"], res[f"{variant}_kept_mib"] = _memory(model, ids, probe)
+    for model in models.values():
+        model.zero_grad(set_to_none=True)
+    log(f"{name}: {batch}x{seq} tokens, {layers} layers: done")
+    return res
+
+
+def _fmt(v, digits):
+    return "-" if v is None else f"{v:.{digits}f}"
+
+
+def table(rows) -> str:
+    """One line per (model, variant): step ms, x eager, host µs, peak and kept MiB, errors."""
+    head = (
+        "| model (tokens, layers) | variant | step ms | x eager | host µs | peak MiB | kept MiB "
+        "| out / embedding grad rel err vs float32 |"
+    )
+    lines = [head, "|" + "---|" * 8]
+    for r in rows:
+        base = r["eager_ms"]
+        for v in r["variants"]:
+            lines.append(
+                f"| {r['model']} ({r['tokens']}, {r['layers']}) | {v} | {_fmt(r[f'{v}_ms'], 3)} "
+                f"| {_fmt(r[f'{v}_ms'] / base, 3)} | {_fmt(r.get(f'{v}_host_us'), 0)} "
+                f"| {_fmt(r.get(f'{v}_peak_mib'), 0)} "
+                f"| {_fmt(r.get(f'{v}_kept_mib'), 0)} "
+                f"| {r[f'{v}_out_rel_err']:.1e} / {r[f'{v}_grad_rel_err']:.1e} |"
+            )
+    return "\n".join(lines)
+
+
+def run_cli(module, models, layers, seq, out_dir: Path, log=print) -> list[dict]:
+    """`swiglu-gen bench-model`: raises BenchError for what the user must fix (exit 2)."""
+    from .bench import load_module
+
+    parsed = [parse_model(m, seq) for m in models]  # every --model checked before any run
+    if layers <= 0:
+        raise BenchError(f"--layers must be positive, got {layers}")
+    try:
+        import torch
+        import transformers  # noqa: F401
+        import triton  # noqa: F401
+    except ImportError as e:
+        raise BenchError(f"bench-model needs torch, triton and transformers ({e})") from None
+    if not torch.cuda.is_available():
+        raise BenchError(
+            "bench-model needs a CUDA GPU; none is visible (torch.cuda.is_available() is False)"
+        )
+    mod = load_module(module)
+    _hf_act(mod)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    meta = {
+        "gpu": torch.cuda.get_device_name(),
+        "torch": torch.__version__,
+        "triton": triton.__version__,
+        "transformers": transformers.__version__,
+        "rounds": ROUNDS,
+    }
+    rows = []
+    for name, batch, s in parsed:
+        rows.append(bench_model(mod, name, batch, s, layers, log=log))
+        torch.cuda.empty_cache()
+        (out_dir / "bench-model.json").write_text(
+            json.dumps({"meta": meta, "rows": rows}, indent=1)
+        )
+        log(table(rows[-1:]))
+    print(f"{meta['gpu']}, torch {meta['torch']}, triton {meta['triton']}")
+    print(table(rows))
+    return rows

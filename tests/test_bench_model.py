@@ -1,0 +1,163 @@
+"""`swiglu-gen bench-model`: the whole-decoder training-step bench (CPU: parsing, errors, and
+one tiny run end to end under the Triton interpreter)."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from codegen import bench, bench_model
+from codegen.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+SWIGLU = str(ROOT / "generated" / "glu_silu_bf16_bn128_sm90.py")
+
+
+def test_every_dense_model_has_its_attention_sizes():
+    dense = {name for name, dims in bench.MODELS.items() if len(dims) == 2}
+    assert set(bench_model.ATTENTION) == dense
+    for name, (heads, kv_heads, head_dim) in bench_model.ATTENTION.items():
+        hidden = bench.MODELS[name][0]
+        assert heads % kv_heads == 0, name  # grouped-query attention
+        if not name.startswith("gemma-2"):  # Gemma-2's head_dim is its own (256, 128)
+            assert heads * head_dim == hidden, name
+
+
+@pytest.mark.parametrize(
+    "text, seq, want",
+    [
+        ("llama-3.2-1b", 2048, ("llama-3.2-1b", 2, 2048)),
+        ("Llama-3.2-1B:8192", 2048, ("llama-3.2-1b", 4, 2048)),
+        ("qwen2.5-0.5b:1000", 2048, ("qwen2.5-0.5b", 1, 1000)),
+        ("smollm2-135m:4096", 4096, ("smollm2-135m", 1, 4096)),
+    ],
+)
+def test_model_parse(text, seq, want):
+    assert bench_model.parse_model(text, seq) == want
+
+
+@pytest.mark.parametrize(
+    "text, seq, message",
+    [
+        ("llama-9", 2048, "unknown model 'llama-9'"),
+        ("mixtral-8x7b", 2048, "mixture of experts"),
+        ("llama-3.2-1b:5000", 2048, "not a multiple of --seq 2048"),
+        ("llama-3.2-1b:0", 2048, "TOKENS must be a positive integer"),
+        ("llama-3.2-1b:many", 2048, "TOKENS must be a positive integer"),
+        ("llama-3.2-1b", 0, "--seq must be positive"),
+    ],
+)
+def test_model_parse_errors(text, seq, message):
+    with pytest.raises(bench.BenchError, match=message):
+        bench_model.parse_model(text, seq)
+
+
+def test_config_has_the_models_sizes():
+    config = bench_model.model_config("llama-3.1-8b", 2, "silu")
+    assert (config.hidden_size, config.intermediate_size) == (4096, 14336)
+    assert (config.num_attention_heads, config.num_key_value_heads, config.head_dim) == (32, 8, 128)
+    assert config.num_hidden_layers == 2 and config.hidden_act == "silu"
+
+
+def _invoke(args, monkeypatch, cuda=True):
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: cuda)
+    return CliRunner().invoke(main, ["bench-model", *args])
+
+
+def test_cli_errors_exit_2_without_a_traceback(monkeypatch, tmp_path):
+    out = ["--out", str(tmp_path)]
+    cases = [
+        ([SWIGLU, "--model", "mixtral-8x7b", *out], True, "mixture of experts"),
+        ([SWIGLU, "--model", "llama-3.2-1b", "--layers", "0", *out], True, "--layers"),
+        ([SWIGLU, "--model", "llama-3.2-1b", *out], False, "needs a CUDA GPU"),
+        ([str(tmp_path / "nope.py"), "--model", "llama-3.2-1b", *out], True, "no generated module"),
+        (
+            [str(ROOT / "generated" / "glu_swiglu_oai_bf16_bn64_sm90.py"), "--model", "gemma-2-2b"]
+            + out,
+            True,
+            "none of transformers' ACT2FN",
+        ),
+    ]
+    for args, cuda, message in cases:
+        result = _invoke(args, monkeypatch, cuda)
+        assert result.exit_code == 2, (args, result.output)
+        assert message in result.output, (args, result.output)
+        assert "Traceback" not in result.output
+    result = CliRunner().invoke(main, ["bench-model", SWIGLU])
+    assert result.exit_code == 2 and "--model" in result.output  # required
+
+
+TINY_RUN = r"""
+import json, sys, time
+sys.path.insert(0, sys.argv[2])
+from interpreter_patch import widen_bf16_dot
+
+widen_bf16_dot()
+from transformers import LlamaConfig
+from codegen import bench, bench_model as bm
+
+mod = bench.load_module(sys.argv[1])
+config = LlamaConfig(vocab_size=64, hidden_size=32, intermediate_size=2 * mod.CHUNK,
+                     num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=1,
+                     head_dim=16, hidden_act=bm._hf_act(mod), use_cache=False,
+                     attn_implementation="sdpa")
+
+def timer(fn):
+    t0 = time.perf_counter()
+    fn()
+    return (time.perf_counter() - t0) * 1e3
+
+row = bm.bench_model(mod, "tiny", 2, 8, rounds=1, device="cpu", timer=timer, config=config,
+                     log=lambda s: None)
+models = bm.build_variants(mod, config, "cpu")
+print(bm.table([row]))
+print("JSON" + json.dumps({"row": row, "mlps": {k: type(m.layers[1].mlp).__name__
+                                                 for k, m in models.items()}}))
+"""
+
+
+@pytest.mark.parametrize("module", ["glu_silu_bf16_bn128_sm90", "glu_gelu_tanh_bf16_bn128_sm90"])
+def test_tiny_decoder_end_to_end(module):
+    """A two-layer decoder under the interpreter: every variant runs, its MLPs are the swapped
+    ones, and its output and embedding gradient are within bf16's tolerance of the float32
+    model's, no further than eager bf16's (with slack)."""
+    env = {
+        **os.environ,
+        "TRITON_INTERPRET": "1",
+        "CUDA_VISIBLE_DEVICES": "",
+        "PYTHONPATH": str(ROOT),
+    }
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            TINY_RUN,
+            str(ROOT / "generated" / f"{module}.py"),
+            str(ROOT / "tests"),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    data = json.loads(result.stdout.split("JSON", 1)[1])
+    row, mlps = data["row"], data["mlps"]
+    assert mlps["eager"] == "LlamaMLP"
+    assert mlps["fused_mlp"] == "FusedMLP"
+    assert mlps["fused_glu"] == "FusedGLUMLP"
+    assert row["variants"][:3] == ["eager", "fused_mlp", "fused_glu"]
+    assert row["tokens"] == 16 and row["layers"] == 2
+    for v in row["variants"]:
+        assert row[f"{v}_ms"] > 0
+        assert row[f"{v}_out_rel_err"] < 2e-2 and row[f"{v}_grad_rel_err"] < 2e-2, (v, row)
+    for v in ("fused_mlp", "fused_glu"):  # no further from float32 than eager bf16 (2x: slack)
+        for what in ("out", "grad"):
+            assert row[f"{v}_{what}_rel_err"] <= 2 * row[f"eager_{what}_rel_err"], (v, row)
+    assert "| tiny (16, 2) | fused_mlp |" in result.stdout
