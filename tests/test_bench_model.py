@@ -161,3 +161,28 @@ def test_tiny_decoder_end_to_end(module):
         for what in ("out", "grad"):
             assert row[f"{v}_{what}_rel_err"] <= 2 * row[f"eager_{what}_rel_err"], (v, row)
     assert "| tiny (16, 2) | fused_mlp |" in result.stdout
+
+
+def test_table_has_every_column_and_ratios_to_eager():
+    row = {"model": "llama-3.2-1b", "tokens": 4096, "layers": 4, "variants": ["eager", "fused_mlp"]}
+    for v, ms, kernel, host, peak, kept, err in (
+        ("eager", 20.0, 16.0, 18000.0, 1907.0, 1747.0, 1.5e-2),
+        ("fused_mlp", 19.0, 15.6, 18500.0, 1395.0, 1235.0, 1.3e-2),
+    ):
+        row.update(
+            {
+                f"{v}_ms": ms,
+                f"{v}_kernel_ms": kernel,
+                f"{v}_host_us": host,
+                f"{v}_peak_mib": peak,
+                f"{v}_kept_mib": kept,
+                f"{v}_out_rel_err": err,
+                f"{v}_grad_rel_err": err,
+            }
+        )
+    lines = bench_model.table([row]).splitlines()
+    assert len(lines) == 4 and lines[0].count("|") == lines[1].count("|") == 11
+    assert lines[3] == (
+        "| llama-3.2-1b (4096, 4) | fused_mlp | 19.000 | 0.950 | 15.600 | 0.975 | 18500 "
+        "| 1395 | 1235 | 1.3e-02 / 1.3e-02 |"
+    )
