@@ -133,8 +133,9 @@ def _hf_act(mod) -> str:
     return hf_act
 
 
-def build_variants(mod, config, device, with_liger=True):
-    """{variant: LlamaModel}: the same weights in each, the MLPs swapped per variant."""
+def build_variants(mod, config, device, with_liger=True, compile_backend=None):
+    """{variant: LlamaModel}: the same weights in each, the MLPs swapped per variant; with a
+    ``compile_backend`` also eager's and FusedMLP's models under torch.compile."""
     import torch
     from transformers import LlamaModel
 
@@ -186,6 +187,11 @@ def build_variants(mod, config, device, with_liger=True):
         models["liger"] = liger_model
     for model in models.values():
         model.train()
+    if compile_backend is not None:
+        for variant in ("eager", "fused_mlp"):
+            models[f"{variant}_compiled"] = torch.compile(
+                copy.deepcopy(models[variant]), backend=compile_backend
+            )
     return models
 
 
@@ -284,9 +290,11 @@ def bench_model(
     timer=None,
     log=print,
     config=None,
+    compile_backend=None,
 ):
     """One row: every variant's step at model ``name``'s sizes, ``layers`` layers, ``batch``
-    sequences of ``seq`` tokens (``config``: another LlamaConfig, the CPU tests' tiny one)."""
+    sequences of ``seq`` tokens (``config``: another LlamaConfig, the CPU tests' tiny one;
+    ``compile_backend``: also the compiled models, e.g. "inductor")."""
     import torch
 
     config = config or model_config(name, layers, _hf_act(mod))
@@ -296,7 +304,7 @@ def bench_model(
             f"{name}: intermediate size {config.intermediate_size} is not a multiple of "
             f"{mod.SPEC['name']}'s CHUNK = {mod.CHUNK} (generate a variant with a --bn that divides it)"
         )
-    models = build_variants(mod, config, device)
+    models = build_variants(mod, config, device, compile_backend=compile_backend)
     gen = torch.Generator(device="cpu").manual_seed(1)
     ids = torch.randint(0, config.vocab_size, (batch, seq), generator=gen).to(device)
     probe = torch.randn(batch, seq, config.hidden_size, generator=gen).to(device)
@@ -310,6 +318,13 @@ def bench_model(
         "shape": [batch * seq, config.hidden_size, config.intermediate_size],
         "variants": list(models),
     }
+    if compile_backend is not None:  # compile (first step), counting Dynamo's graph breaks
+        from torch._dynamo.utils import counters
+
+        for variant in [v for v in models if v.endswith("_compiled")]:
+            before = sum(counters["graph_break"].values())
+            _step(models[variant], ids, probe)()
+            res[f"{variant}_graph_breaks"] = sum(counters["graph_break"].values()) - before
     for variant, (out_err, grad_err) in _errors(models, ids, probe).items():
         res[f"{variant}_out_rel_err"] = out_err
         res[f"{variant}_grad_rel_err"] = grad_err
@@ -351,8 +366,10 @@ def table(rows) -> str:
         base, kernels = r["eager_ms"], r.get("eager_kernel_ms")
         for v in r["variants"]:
             k = r.get(f"{v}_kernel_ms")
+            breaks = r.get(f"{v}_graph_breaks")
+            label = v if breaks is None else f"{v} ({breaks} graph breaks)"
             lines.append(
-                f"| {r['model']} ({r['tokens']}, {r['layers']}) | {v} | {_fmt(r[f'{v}_ms'], 3)} "
+                f"| {r['model']} ({r['tokens']}, {r['layers']}) | {label} | {_fmt(r[f'{v}_ms'], 3)} "
                 f"| {_fmt(r[f'{v}_ms'] / base, 3)} | {_fmt(k, 3)} "
                 f"| {_fmt(k / kernels if k is not None else None, 3)} "
                 f"| {_fmt(r.get(f'{v}_host_us'), 0)} "
@@ -363,7 +380,7 @@ def table(rows) -> str:
     return "\n".join(lines)
 
 
-def run_cli(module, models, layers, seq, out_dir: Path, log=print) -> list[dict]:
+def run_cli(module, models, layers, seq, out_dir: Path, log=print, compile=False) -> list[dict]:
     """`swiglu-gen bench-model`: raises BenchError for what the user must fix (exit 2)."""
     from .bench import load_module
 
@@ -392,7 +409,8 @@ def run_cli(module, models, layers, seq, out_dir: Path, log=print) -> list[dict]
     }
     rows = []
     for name, batch, s in parsed:
-        rows.append(bench_model(mod, name, batch, s, layers, log=log))
+        backend = "inductor" if compile else None
+        rows.append(bench_model(mod, name, batch, s, layers, log=log, compile_backend=backend))
         torch.cuda.empty_cache()
         (out_dir / "bench-model.json").write_text(
             json.dumps({"meta": meta, "rows": rows}, indent=1)

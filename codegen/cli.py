@@ -400,7 +400,13 @@ def bench(modules, shapes, models, list_models, out_dir, no_compile):
     show_default=True,
     help="Folder for bench-model.json.",
 )
-def bench_model(module, models, layers, seq, out_dir):
+@click.option(
+    "--compile",
+    "do_compile",
+    is_flag=True,
+    help="Also the eager and FusedMLP models under torch.compile (Inductor; minutes to compile).",
+)
+def bench_model(module, models, layers, seq, out_dir, do_compile):
     """Time a whole decoder's training step with the module's MLPs swapped in (needs a GPU and
     transformers): eager LlamaMLP vs replace_mlps (FusedMLP) vs FusedGLU + Linear vs Liger."""
     from .bench import BenchError
@@ -414,6 +420,7 @@ def bench_model(module, models, layers, seq, out_dir):
             seq,
             Path(out_dir),
             log=lambda s: click.echo(s, err=True),
+            compile=do_compile,
         )
     except BenchError as e:
         raise GenError(str(e)) from None

@@ -114,7 +114,7 @@ def timer(fn):
     return (time.perf_counter() - t0) * 1e3
 
 row = bm.bench_model(mod, "tiny", 2, 8, rounds=1, device="cpu", timer=timer, config=config,
-                     log=lambda s: None)
+                     log=lambda s: None, compile_backend=sys.argv[3] if len(sys.argv) > 3 else None)
 models = bm.build_variants(mod, config, "cpu")
 print(bm.table([row]))
 print("JSON" + json.dumps({"row": row, "mlps": {k: type(m.layers[1].mlp).__name__
@@ -122,8 +122,15 @@ print("JSON" + json.dumps({"row": row, "mlps": {k: type(m.layers[1].mlp).__name_
 """
 
 
-@pytest.mark.parametrize("module", ["glu_silu_bf16_bn128_sm90", "glu_gelu_tanh_bf16_bn128_sm90"])
-def test_tiny_decoder_end_to_end(module):
+@pytest.mark.parametrize(
+    "module, backend",
+    [
+        ("glu_silu_bf16_bn128_sm90", None),
+        ("glu_gelu_tanh_bf16_bn128_sm90", None),
+        ("glu_silu_bf16_bn128_sm90", "aot_eager"),  # --compile's variants (Inductor on a GPU)
+    ],
+)
+def test_tiny_decoder_end_to_end(module, backend):
     """A two-layer decoder under the interpreter: every variant runs, its MLPs are the swapped
     ones, and its output and embedding gradient are within bf16's tolerance of the float32
     model's, no further than eager bf16's (with slack)."""
@@ -140,6 +147,7 @@ def test_tiny_decoder_end_to_end(module):
             TINY_RUN,
             str(ROOT / "generated" / f"{module}.py"),
             str(ROOT / "tests"),
+            *([backend] if backend else []),
         ],
         env=env,
         capture_output=True,
@@ -153,11 +161,19 @@ def test_tiny_decoder_end_to_end(module):
     assert mlps["fused_mlp"] == "FusedMLP"
     assert mlps["fused_glu"] == "FusedGLUMLP"
     assert row["variants"][:3] == ["eager", "fused_mlp", "fused_glu"]
+    compiled = ["eager_compiled", "fused_mlp_compiled"]
+    assert (row["variants"][-2:] == compiled) == (backend is not None)
+    if backend:  # FusedMLP's operators add no graph break to the model's own
+        assert row["fused_mlp_compiled_graph_breaks"] == row["eager_compiled_graph_breaks"]
     assert row["tokens"] == 16 and row["layers"] == 2
     for v in row["variants"]:
         assert row[f"{v}_ms"] > 0
         assert row[f"{v}_out_rel_err"] < 2e-2 and row[f"{v}_grad_rel_err"] < 2e-2, (v, row)
-    for v in ("fused_mlp", "fused_glu"):  # no further from float32 than eager bf16 (2x: slack)
+    for v in (
+        "fused_mlp",
+        "fused_glu",
+        *(compiled if backend else ()),
+    ):  # no further from float32 than eager bf16 (2x: slack)
         for what in ("out", "grad"):
             assert row[f"{v}_{what}_rel_err"] <= 2 * row[f"eager_{what}_rel_err"], (v, row)
     assert "| tiny (16, 2) | fused_mlp |" in result.stdout
