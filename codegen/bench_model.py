@@ -8,6 +8,9 @@ model's hidden, intermediate and attention sizes, with fewer layers, and times o
 step (forward, a loss, backward; no optimizer) with its MLPs as they are
 (transformers' LlamaMLP, eager), swapped by the module's ``replace_mlps`` (FusedMLP), as FusedGLU
 + the down nn.Linear, and as Liger's elementwise kernel between the Linears (when installed).
+A mixture of experts (Mixtral, Qwen3-MoE, OLMoE sizes) is built as transformers' MixtralModel
+and timed with transformers' own experts (torch._grouped_mm where it runs) and with the grouped
+module's ``replace_experts`` (FusedExperts).
 All variants hold the same weights and run in one process in interleaved rounds; the table
 gives step ms (wall), the step's GPU kernel time (profiled), host µs per step (one step per timed batch: a step issues hundreds of kernels,
 more would fill the GPU's launch queue and time the GPU instead), the step's peak memory, the
@@ -55,6 +58,15 @@ ATTENTION = {
     "gemma-2-9b": (16, 8, 256),
     "gemma-2-27b": (32, 16, 128),
 }
+# Mixtures of experts in MODELS (num_attention_heads, num_key_value_heads, head_dim, experts per
+# token), built as transformers' MixtralModel at these sizes (Qwen3-MoE's q/k norms, OLMoE's
+# and Qwen's shared-expert details not modelled).  gpt-oss's experts (interleaved gate / up,
+# biases, a clamped SwiGLU) are not transformers' standard experts module: not built.
+MOE_ATTENTION = {
+    "mixtral-8x7b": (32, 8, 128, 2),
+    "qwen3-30b-a3b": (32, 4, 128, 8),
+    "olmoe-1b-7b": (16, 16, 128, 8),
+}
 DEFAULT_LAYERS = 4
 DEFAULT_SEQ = 2048
 VOCAB = 1024  # no LM head: the embedding only feeds the first layer
@@ -70,15 +82,16 @@ def parse_model(text: str, seq: int) -> tuple[str, int, int]:
 
     name, colon, tokens = text.partition(":")
     name = name.strip().lower()
-    if name not in ATTENTION:
-        moe = name in MODELS and len(MODELS[name]) == 3
+    if name not in ATTENTION and name not in MOE_ATTENTION:
+        known = ", ".join([*ATTENTION, *MOE_ATTENTION])
         raise BenchError(
             f"--model {text}: "
             + (
-                f"{name} is a mixture of experts; bench-model builds dense decoders "
-                "(time its experts with `swiglu-gen bench` and a --grouped module)"
-                if moe
-                else f"unknown model {name!r}; known: {', '.join(ATTENTION)}"
+                f"{name}'s experts (interleaved gate / up with biases, a clamped SwiGLU) are "
+                "not transformers' standard experts module; time them with `swiglu-gen bench` "
+                "and a --grouped swiglu_oai module"
+                if name in MODELS
+                else f"unknown model {name!r}; known: {known}"
             )
         )
     rows = DEFAULT_MODEL_TOKENS
@@ -99,25 +112,43 @@ def parse_model(text: str, seq: int) -> tuple[str, int, int]:
 
 
 def model_config(name: str, layers: int, hf_act: str):
-    """A transformers LlamaConfig at model ``name``'s sizes with ``layers`` decoder layers."""
-    from transformers import LlamaConfig
+    """A transformers config at model ``name``'s sizes with ``layers`` decoder layers:
+    LlamaConfig for a dense model, MixtralConfig for a mixture of experts."""
+    from transformers import LlamaConfig, MixtralConfig
 
+    common = dict(
+        vocab_size=VOCAB,
+        num_hidden_layers=layers,
+        hidden_act=hf_act,
+        max_position_embeddings=max(4096, DEFAULT_SEQ),
+        use_cache=False,
+        attn_implementation="sdpa",
+    )
+    if name in MOE_ATTENTION:
+        hidden, intermediate, experts = MODELS[name]
+        heads, kv_heads, head_dim, top_k = MOE_ATTENTION[name]
+        return MixtralConfig(
+            hidden_size=hidden,
+            intermediate_size=intermediate,
+            num_local_experts=experts,
+            num_experts_per_tok=top_k,
+            num_attention_heads=heads,
+            num_key_value_heads=kv_heads,
+            head_dim=head_dim,
+            router_jitter_noise=0.0,
+            **common,
+        )
     hidden, intermediate = MODELS[name]
     heads, kv_heads, head_dim = ATTENTION[name]
     return LlamaConfig(
-        vocab_size=VOCAB,
         hidden_size=hidden,
         intermediate_size=intermediate,
-        num_hidden_layers=layers,
         num_attention_heads=heads,
         num_key_value_heads=kv_heads,
         head_dim=head_dim,
-        hidden_act=hf_act,
-        max_position_embeddings=max(4096, DEFAULT_SEQ),
         attention_bias=False,
         mlp_bias=False,
-        use_cache=False,
-        attn_implementation="sdpa",
+        **common,
     )
 
 
@@ -133,12 +164,46 @@ def _hf_act(mod) -> str:
     return hf_act
 
 
+def _moe_variants(mod, config, device, compile_backend):
+    """{variant: MixtralModel}: transformers' own experts (its default implementation,
+    torch._grouped_mm where it runs) and replace_experts' FusedExperts."""
+    import torch
+    from transformers import MixtralModel
+
+    if not hasattr(mod, "replace_experts"):
+        raise BenchError(
+            f"{mod.SPEC['name']}: a mixture of experts needs a grouped module with a transformers "
+            "activation (swiglu-gen --grouped), which has replace_experts"
+        )
+    torch.manual_seed(0)
+    eager = MixtralModel(config).to(device=device, dtype=mod.DTYPE)
+    fused = copy.deepcopy(eager)
+    try:
+        swapped = mod.replace_experts(fused)
+    except ValueError as e:
+        raise BenchError(f"replace_experts: {e}") from None
+    if len(swapped) != config.num_hidden_layers:
+        raise BenchError(f"replace_experts swapped {len(swapped)} modules, expected one per layer")
+    models = {"eager": eager, "fused_experts": fused}
+    for model in models.values():
+        model.train()
+    if compile_backend is not None:
+        for variant in ("eager", "fused_experts"):
+            models[f"{variant}_compiled"] = torch.compile(
+                copy.deepcopy(models[variant]), backend=compile_backend
+            )
+    return models
+
+
 def build_variants(mod, config, device, with_liger=True, compile_backend=None):
     """{variant: LlamaModel}: the same weights in each, the MLPs swapped per variant; with a
-    ``compile_backend`` also eager's and FusedMLP's models under torch.compile."""
+    ``compile_backend`` also eager's and FusedMLP's models under torch.compile.  A mixture of
+    experts (a MixtralConfig): transformers' experts and FusedExperts (_moe_variants)."""
     import torch
     from transformers import LlamaModel
 
+    if hasattr(config, "num_local_experts"):
+        return _moe_variants(mod, config, device, compile_backend)
     torch.manual_seed(0)
     eager = LlamaModel(config).to(device=device, dtype=mod.DTYPE)
     models = {"eager": eager}
@@ -315,7 +380,12 @@ def bench_model(
         "batch": batch,
         "seq": seq,
         "layers": layers,
-        "shape": [batch * seq, config.hidden_size, config.intermediate_size],
+        "shape": [batch * seq, config.hidden_size, config.intermediate_size]
+        + (
+            [config.num_local_experts, config.num_experts_per_tok]
+            if hasattr(config, "num_local_experts")
+            else []
+        ),
         "variants": list(models),
     }
     if compile_backend is not None:  # compile (first step), counting Dynamo's graph breaks
@@ -399,6 +469,12 @@ def run_cli(module, models, layers, seq, out_dir: Path, log=print, compile=False
         )
     mod = load_module(module)
     _hf_act(mod)
+    moe = [name for name, _, _ in parsed if name in MOE_ATTENTION]
+    if moe and not hasattr(mod, "replace_experts"):
+        raise BenchError(
+            f"--model {moe[0]}: a mixture of experts needs a grouped module (swiglu-gen "
+            f"--grouped, which has replace_experts); {mod.SPEC['name']} is not one"
+        )
     out_dir.mkdir(parents=True, exist_ok=True)
     meta = {
         "gpu": torch.cuda.get_device_name(),

@@ -17,9 +17,11 @@ ROOT = Path(__file__).resolve().parent.parent
 SWIGLU = str(ROOT / "generated" / "glu_silu_bf16_bn128_sm90.py")
 
 
-def test_every_dense_model_has_its_attention_sizes():
+def test_every_model_has_its_attention_sizes():
     dense = {name for name, dims in bench.MODELS.items() if len(dims) == 2}
     assert set(bench_model.ATTENTION) == dense
+    moe = {name for name, dims in bench.MODELS.items() if len(dims) == 3}
+    assert set(bench_model.MOE_ATTENTION) == moe - {"gpt-oss-20b", "gpt-oss-120b"}
     for name, (heads, kv_heads, head_dim) in bench_model.ATTENTION.items():
         hidden = bench.MODELS[name][0]
         assert heads % kv_heads == 0, name  # grouped-query attention
@@ -44,7 +46,7 @@ def test_model_parse(text, seq, want):
     "text, seq, message",
     [
         ("llama-9", 2048, "unknown model 'llama-9'"),
-        ("mixtral-8x7b", 2048, "mixture of experts"),
+        ("gpt-oss-20b", 2048, "not transformers' standard experts"),
         ("llama-3.2-1b:5000", 2048, "not a multiple of --seq 2048"),
         ("llama-3.2-1b:0", 2048, "TOKENS must be a positive integer"),
         ("llama-3.2-1b:many", 2048, "TOKENS must be a positive integer"),
@@ -61,6 +63,10 @@ def test_config_has_the_models_sizes():
     assert (config.hidden_size, config.intermediate_size) == (4096, 14336)
     assert (config.num_attention_heads, config.num_key_value_heads, config.head_dim) == (32, 8, 128)
     assert config.num_hidden_layers == 2 and config.hidden_act == "silu"
+    moe = bench_model.model_config("qwen3-30b-a3b", 2, "silu")
+    assert type(moe).__name__ == "MixtralConfig"
+    assert (moe.hidden_size, moe.intermediate_size, moe.num_local_experts) == (2048, 768, 128)
+    assert (moe.num_experts_per_tok, moe.head_dim, moe.router_jitter_noise) == (8, 128, 0.0)
 
 
 def _invoke(args, monkeypatch, cuda=True):
@@ -73,7 +79,8 @@ def _invoke(args, monkeypatch, cuda=True):
 def test_cli_errors_exit_2_without_a_traceback(monkeypatch, tmp_path):
     out = ["--out", str(tmp_path)]
     cases = [
-        ([SWIGLU, "--model", "mixtral-8x7b", *out], True, "mixture of experts"),
+        ([SWIGLU, "--model", "gpt-oss-20b", *out], True, "standard experts"),
+        ([SWIGLU, "--model", "mixtral-8x7b", *out], True, "needs a grouped module"),
         ([SWIGLU, "--model", "llama-3.2-1b", "--layers", "0", *out], True, "--layers"),
         ([SWIGLU, "--model", "llama-3.2-1b", *out], False, "needs a CUDA GPU"),
         ([str(tmp_path / "nope.py"), "--model", "llama-3.2-1b", *out], True, "no generated module"),
@@ -99,14 +106,19 @@ sys.path.insert(0, sys.argv[2])
 from interpreter_patch import widen_bf16_dot
 
 widen_bf16_dot()
-from transformers import LlamaConfig
+from transformers import LlamaConfig, MixtralConfig
 from codegen import bench, bench_model as bm
 
 mod = bench.load_module(sys.argv[1])
-config = LlamaConfig(vocab_size=64, hidden_size=32, intermediate_size=2 * mod.CHUNK,
-                     num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=1,
-                     head_dim=16, hidden_act=bm._hf_act(mod), use_cache=False,
-                     attn_implementation="sdpa")
+backend = None if sys.argv[3] == "none" else sys.argv[3]
+sizes = dict(vocab_size=64, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+             num_key_value_heads=1, head_dim=16, hidden_act=bm._hf_act(mod), use_cache=False,
+             attn_implementation="sdpa")
+if sys.argv[4] == "moe":
+    config = MixtralConfig(intermediate_size=mod.CHUNK, num_local_experts=4, num_experts_per_tok=2,
+                           router_jitter_noise=0.0, **sizes)
+else:
+    config = LlamaConfig(intermediate_size=2 * mod.CHUNK, **sizes)
 
 def timer(fn):
     t0 = time.perf_counter()
@@ -114,26 +126,28 @@ def timer(fn):
     return (time.perf_counter() - t0) * 1e3
 
 row = bm.bench_model(mod, "tiny", 2, 8, rounds=1, device="cpu", timer=timer, config=config,
-                     log=lambda s: None, compile_backend=sys.argv[3] if len(sys.argv) > 3 else None)
+                     log=lambda s: None, compile_backend=backend)
 models = bm.build_variants(mod, config, "cpu")
+block = "experts" if sys.argv[4] == "moe" else None
+mlps = {k: type(m.layers[1].mlp.experts if block else m.layers[1].mlp).__name__ for k, m in models.items()}
 print(bm.table([row]))
-print("JSON" + json.dumps({"row": row, "mlps": {k: type(m.layers[1].mlp).__name__
-                                                 for k, m in models.items()}}))
+print("JSON" + json.dumps({"row": row, "mlps": mlps}))
 """
 
 
 @pytest.mark.parametrize(
-    "module, backend",
+    "module, backend, kind",
     [
-        ("glu_silu_bf16_bn128_sm90", None),
-        ("glu_gelu_tanh_bf16_bn128_sm90", None),
-        ("glu_silu_bf16_bn128_sm90", "aot_eager"),  # --compile's variants (Inductor on a GPU)
+        ("glu_silu_bf16_bn128_sm90", None, "dense"),
+        ("glu_gelu_tanh_bf16_bn128_sm90", None, "dense"),
+        ("glu_silu_bf16_bn128_sm90", "aot_eager", "dense"),  # --compile's (Inductor on a GPU)
+        ("glu_silu_bf16_bn128_sm90_grouped", None, "moe"),
     ],
 )
-def test_tiny_decoder_end_to_end(module, backend):
-    """A two-layer decoder under the interpreter: every variant runs, its MLPs are the swapped
-    ones, and its output and embedding gradient are within bf16's tolerance of the float32
-    model's, no further than eager bf16's (with slack)."""
+def test_tiny_decoder_end_to_end(module, backend, kind):
+    """A two-layer decoder under the interpreter: every variant runs, its MLPs (experts) are the
+    swapped ones, and its output and embedding gradient are within bf16's tolerance of the
+    float32 model's, no further than eager bf16's (with slack)."""
     env = {
         **os.environ,
         "TRITON_INTERPRET": "1",
@@ -147,7 +161,8 @@ def test_tiny_decoder_end_to_end(module, backend):
             TINY_RUN,
             str(ROOT / "generated" / f"{module}.py"),
             str(ROOT / "tests"),
-            *([backend] if backend else []),
+            backend or "none",
+            kind,
         ],
         env=env,
         capture_output=True,
@@ -157,26 +172,29 @@ def test_tiny_decoder_end_to_end(module, backend):
     assert result.returncode == 0, result.stderr[-3000:]
     data = json.loads(result.stdout.split("JSON", 1)[1])
     row, mlps = data["row"], data["mlps"]
-    assert mlps["eager"] == "LlamaMLP"
-    assert mlps["fused_mlp"] == "FusedMLP"
-    assert mlps["fused_glu"] == "FusedGLUMLP"
-    assert row["variants"][:3] == ["eager", "fused_mlp", "fused_glu"]
+    if kind == "moe":
+        assert mlps == {"eager": "MixtralExperts", "fused_experts": "FusedExperts"}
+        assert row["variants"] == ["eager", "fused_experts"] and row["shape"][3:] == [4, 2]
+        ours = ["fused_experts"]
+    else:
+        assert mlps["eager"] == "LlamaMLP"
+        assert mlps["fused_mlp"] == "FusedMLP"
+        assert mlps["fused_glu"] == "FusedGLUMLP"
+        assert row["variants"][:3] == ["eager", "fused_mlp", "fused_glu"]
+        ours = ["fused_mlp", "fused_glu"]
     compiled = ["eager_compiled", "fused_mlp_compiled"]
     assert (row["variants"][-2:] == compiled) == (backend is not None)
     if backend:  # FusedMLP's operators add no graph break to the model's own
         assert row["fused_mlp_compiled_graph_breaks"] == row["eager_compiled_graph_breaks"]
+        ours += compiled
     assert row["tokens"] == 16 and row["layers"] == 2
     for v in row["variants"]:
         assert row[f"{v}_ms"] > 0
         assert row[f"{v}_out_rel_err"] < 2e-2 and row[f"{v}_grad_rel_err"] < 2e-2, (v, row)
-    for v in (
-        "fused_mlp",
-        "fused_glu",
-        *(compiled if backend else ()),
-    ):  # no further from float32 than eager bf16 (2x: slack)
+    for v in ours:  # no further from float32 than eager bf16 (2x: slack)
         for what in ("out", "grad"):
             assert row[f"{v}_{what}_rel_err"] <= 2 * row[f"eager_{what}_rel_err"], (v, row)
-    assert "| tiny (16, 2) | fused_mlp |" in result.stdout
+    assert f"| tiny (16, 2) | {ours[0]} |" in result.stdout
 
 
 def test_table_has_every_column_and_ratios_to_eager():
