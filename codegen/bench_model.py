@@ -60,13 +60,16 @@ ATTENTION = {
 }
 # Mixtures of experts in MODELS (num_attention_heads, num_key_value_heads, head_dim, experts per
 # token), built as transformers' MixtralModel at these sizes (Qwen3-MoE's q/k norms, OLMoE's
-# and Qwen's shared-expert details not modelled).  gpt-oss's experts (interleaved gate / up,
-# biases, a clamped SwiGLU) are not transformers' standard experts module: not built.
+# and Qwen's shared-expert details not modelled); gpt-oss as transformers' GptOssModel (its
+# attention sinks need the eager attention; a --grouped swiglu_oai module).
 MOE_ATTENTION = {
     "mixtral-8x7b": (32, 8, 128, 2),
     "qwen3-30b-a3b": (32, 4, 128, 8),
     "olmoe-1b-7b": (16, 16, 128, 8),
+    "gpt-oss-20b": (64, 8, 64, 4),
+    "gpt-oss-120b": (64, 8, 64, 4),
 }
+GPT_OSS = ("gpt-oss-20b", "gpt-oss-120b")
 DEFAULT_LAYERS = 4
 DEFAULT_SEQ = 2048
 VOCAB = 1024  # no LM head: the embedding only feeds the first layer
@@ -84,16 +87,7 @@ def parse_model(text: str, seq: int) -> tuple[str, int, int]:
     name = name.strip().lower()
     if name not in ATTENTION and name not in MOE_ATTENTION:
         known = ", ".join([*ATTENTION, *MOE_ATTENTION])
-        raise BenchError(
-            f"--model {text}: "
-            + (
-                f"{name}'s experts (interleaved gate / up with biases, a clamped SwiGLU) are "
-                "not transformers' standard experts module; time them with `swiglu-gen bench` "
-                "and a --grouped swiglu_oai module"
-                if name in MODELS
-                else f"unknown model {name!r}; known: {known}"
-            )
-        )
+        raise BenchError(f"--model {text}: unknown model {name!r}; known: {known}")
     rows = DEFAULT_MODEL_TOKENS
     if colon:
         try:
@@ -111,10 +105,29 @@ def parse_model(text: str, seq: int) -> tuple[str, int, int]:
     return name, rows // seq, seq
 
 
-def model_config(name: str, layers: int, hf_act: str):
+def model_config(name: str, layers: int, hf_act: str | None):
     """A transformers config at model ``name``'s sizes with ``layers`` decoder layers:
-    LlamaConfig for a dense model, MixtralConfig for a mixture of experts."""
-    from transformers import LlamaConfig, MixtralConfig
+    LlamaConfig for a dense model, MixtralConfig for a mixture of experts, GptOssConfig for
+    gpt-oss (``hf_act`` unused: its clamped SwiGLU is fixed)."""
+    from transformers import GptOssConfig, LlamaConfig, MixtralConfig
+
+    if name in GPT_OSS:
+        hidden, intermediate, experts = MODELS[name]
+        heads, kv_heads, head_dim, top_k = MOE_ATTENTION[name]
+        return GptOssConfig(
+            vocab_size=VOCAB,
+            hidden_size=hidden,
+            intermediate_size=intermediate,
+            num_local_experts=experts,
+            num_experts_per_tok=top_k,
+            num_attention_heads=heads,
+            num_key_value_heads=kv_heads,
+            head_dim=head_dim,
+            num_hidden_layers=layers,
+            max_position_embeddings=max(4096, DEFAULT_SEQ),
+            use_cache=False,
+            attn_implementation="eager",  # attention sinks
+        )
 
     common = dict(
         vocab_size=VOCAB,
@@ -164,19 +177,38 @@ def _hf_act(mod) -> str:
     return hf_act
 
 
+def _model_act(mod, name) -> str | None:
+    """The hidden_act for model ``name`` built for module ``mod`` (None for gpt-oss); raises
+    BenchError where the module cannot replace that model's MLPs or experts."""
+    if name in MOE_ATTENTION and not hasattr(mod, "replace_experts"):
+        raise BenchError(
+            f"--model {name}: a mixture of experts needs a grouped module (swiglu-gen "
+            f"--grouped, which has replace_experts); {mod.SPEC['name']} is not one"
+        )
+    if name in GPT_OSS:
+        if mod.ACTIVATION != "swiglu_oai":
+            raise BenchError(
+                f"--model {name}: gpt-oss's experts compute swiglu_oai; {mod.SPEC['name']} "
+                f"computes {mod.ACTIVATION}"
+            )
+        return None
+    return _hf_act(mod)
+
+
 def _moe_variants(mod, config, device, compile_backend):
-    """{variant: MixtralModel}: transformers' own experts (its default implementation,
+    """{variant: MixtralModel or GptOssModel}: transformers' own experts (its default implementation,
     torch._grouped_mm where it runs) and replace_experts' FusedExperts."""
     import torch
-    from transformers import MixtralModel
+    from transformers import GptOssConfig, GptOssModel, MixtralModel
 
     if not hasattr(mod, "replace_experts"):
         raise BenchError(
-            f"{mod.SPEC['name']}: a mixture of experts needs a grouped module with a transformers "
-            "activation (swiglu-gen --grouped), which has replace_experts"
+            f"{mod.SPEC['name']}: a mixture of experts needs a grouped module (swiglu-gen "
+            "--grouped), which has replace_experts"
         )
     torch.manual_seed(0)
-    eager = MixtralModel(config).to(device=device, dtype=mod.DTYPE)
+    cls = GptOssModel if isinstance(config, GptOssConfig) else MixtralModel
+    eager = cls(config).to(device=device, dtype=mod.DTYPE)
     fused = copy.deepcopy(eager)
     try:
         swapped = mod.replace_experts(fused)
@@ -202,7 +234,7 @@ def build_variants(mod, config, device, with_liger=True, compile_backend=None):
     import torch
     from transformers import LlamaModel
 
-    if hasattr(config, "num_local_experts"):
+    if hasattr(config, "num_local_experts"):  # Mixtral, gpt-oss
         return _moe_variants(mod, config, device, compile_backend)
     torch.manual_seed(0)
     eager = LlamaModel(config).to(device=device, dtype=mod.DTYPE)
@@ -362,7 +394,7 @@ def bench_model(
     ``compile_backend``: also the compiled models, e.g. "inductor")."""
     import torch
 
-    config = config or model_config(name, layers, _hf_act(mod))
+    config = config or model_config(name, layers, _model_act(mod, name))
     layers = config.num_hidden_layers
     if config.intermediate_size % mod.CHUNK:
         raise BenchError(
@@ -468,13 +500,8 @@ def run_cli(module, models, layers, seq, out_dir: Path, log=print, compile=False
             "bench-model needs a CUDA GPU; none is visible (torch.cuda.is_available() is False)"
         )
     mod = load_module(module)
-    _hf_act(mod)
-    moe = [name for name, _, _ in parsed if name in MOE_ATTENTION]
-    if moe and not hasattr(mod, "replace_experts"):
-        raise BenchError(
-            f"--model {moe[0]}: a mixture of experts needs a grouped module (swiglu-gen "
-            f"--grouped, which has replace_experts); {mod.SPEC['name']} is not one"
-        )
+    for name, _, _ in parsed:
+        _model_act(mod, name)
     out_dir.mkdir(parents=True, exist_ok=True)
     meta = {
         "gpu": torch.cuda.get_device_name(),

@@ -21,7 +21,7 @@ def test_every_model_has_its_attention_sizes():
     dense = {name for name, dims in bench.MODELS.items() if len(dims) == 2}
     assert set(bench_model.ATTENTION) == dense
     moe = {name for name, dims in bench.MODELS.items() if len(dims) == 3}
-    assert set(bench_model.MOE_ATTENTION) == moe - {"gpt-oss-20b", "gpt-oss-120b"}
+    assert set(bench_model.MOE_ATTENTION) == moe
     for name, (heads, kv_heads, head_dim) in bench_model.ATTENTION.items():
         hidden = bench.MODELS[name][0]
         assert heads % kv_heads == 0, name  # grouped-query attention
@@ -46,7 +46,6 @@ def test_model_parse(text, seq, want):
     "text, seq, message",
     [
         ("llama-9", 2048, "unknown model 'llama-9'"),
-        ("gpt-oss-20b", 2048, "not transformers' standard experts"),
         ("llama-3.2-1b:5000", 2048, "not a multiple of --seq 2048"),
         ("llama-3.2-1b:0", 2048, "TOKENS must be a positive integer"),
         ("llama-3.2-1b:many", 2048, "TOKENS must be a positive integer"),
@@ -67,6 +66,9 @@ def test_config_has_the_models_sizes():
     assert type(moe).__name__ == "MixtralConfig"
     assert (moe.hidden_size, moe.intermediate_size, moe.num_local_experts) == (2048, 768, 128)
     assert (moe.num_experts_per_tok, moe.head_dim, moe.router_jitter_noise) == (8, 128, 0.0)
+    oss = bench_model.model_config("gpt-oss-20b", 2, None)
+    assert type(oss).__name__ == "GptOssConfig" and oss._attn_implementation == "eager"
+    assert (oss.hidden_size, oss.num_local_experts, oss.num_experts_per_tok) == (2880, 32, 4)
 
 
 def _invoke(args, monkeypatch, cuda=True):
@@ -79,7 +81,11 @@ def _invoke(args, monkeypatch, cuda=True):
 def test_cli_errors_exit_2_without_a_traceback(monkeypatch, tmp_path):
     out = ["--out", str(tmp_path)]
     cases = [
-        ([SWIGLU, "--model", "gpt-oss-20b", *out], True, "standard experts"),
+        (
+            [SWIGLU.replace(".py", "_grouped.py"), "--model", "gpt-oss-20b", *out],
+            True,
+            "computes silu",
+        ),
         ([SWIGLU, "--model", "mixtral-8x7b", *out], True, "needs a grouped module"),
         ([SWIGLU, "--model", "llama-3.2-1b", "--layers", "0", *out], True, "--layers"),
         ([SWIGLU, "--model", "llama-3.2-1b", *out], False, "needs a CUDA GPU"),
@@ -106,19 +112,23 @@ sys.path.insert(0, sys.argv[2])
 from interpreter_patch import widen_bf16_dot
 
 widen_bf16_dot()
-from transformers import LlamaConfig, MixtralConfig
+from transformers import GptOssConfig, LlamaConfig, MixtralConfig
 from codegen import bench, bench_model as bm
 
 mod = bench.load_module(sys.argv[1])
 backend = None if sys.argv[3] == "none" else sys.argv[3]
 sizes = dict(vocab_size=64, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-             num_key_value_heads=1, head_dim=16, hidden_act=bm._hf_act(mod), use_cache=False,
-             attn_implementation="sdpa")
-if sys.argv[4] == "moe":
+             num_key_value_heads=1, head_dim=16, use_cache=False)
+if sys.argv[4] == "gpt_oss":
+    config = GptOssConfig(intermediate_size=mod.CHUNK, num_local_experts=4, num_experts_per_tok=2,
+                          layer_types=["full_attention"] * 2, attn_implementation="eager", **sizes)
+elif sys.argv[4] == "moe":
     config = MixtralConfig(intermediate_size=mod.CHUNK, num_local_experts=4, num_experts_per_tok=2,
-                           router_jitter_noise=0.0, **sizes)
+                           router_jitter_noise=0.0, hidden_act=bm._hf_act(mod),
+                           attn_implementation="sdpa", **sizes)
 else:
-    config = LlamaConfig(intermediate_size=2 * mod.CHUNK, **sizes)
+    config = LlamaConfig(intermediate_size=2 * mod.CHUNK, hidden_act=bm._hf_act(mod),
+                         attn_implementation="sdpa", **sizes)
 
 def timer(fn):
     t0 = time.perf_counter()
@@ -128,7 +138,7 @@ def timer(fn):
 row = bm.bench_model(mod, "tiny", 2, 8, rounds=1, device="cpu", timer=timer, config=config,
                      log=lambda s: None, compile_backend=backend)
 models = bm.build_variants(mod, config, "cpu")
-block = "experts" if sys.argv[4] == "moe" else None
+block = "experts" if sys.argv[4] != "dense" else None
 mlps = {k: type(m.layers[1].mlp.experts if block else m.layers[1].mlp).__name__ for k, m in models.items()}
 print(bm.table([row]))
 print("JSON" + json.dumps({"row": row, "mlps": mlps}))
@@ -142,6 +152,7 @@ print("JSON" + json.dumps({"row": row, "mlps": mlps}))
         ("glu_gelu_tanh_bf16_bn128_sm90", None, "dense"),
         ("glu_silu_bf16_bn128_sm90", "aot_eager", "dense"),  # --compile's (Inductor on a GPU)
         ("glu_silu_bf16_bn128_sm90_grouped", None, "moe"),
+        ("glu_swiglu_oai_bf16_bn64_sm90_grouped", None, "gpt_oss"),
     ],
 )
 def test_tiny_decoder_end_to_end(module, backend, kind):
@@ -172,8 +183,9 @@ def test_tiny_decoder_end_to_end(module, backend, kind):
     assert result.returncode == 0, result.stderr[-3000:]
     data = json.loads(result.stdout.split("JSON", 1)[1])
     row, mlps = data["row"], data["mlps"]
-    if kind == "moe":
-        assert mlps == {"eager": "MixtralExperts", "fused_experts": "FusedExperts"}
+    if kind != "dense":
+        theirs = "MixtralExperts" if kind == "moe" else "GptOssExperts"
+        assert mlps == {"eager": theirs, "fused_experts": "FusedExperts"}
         assert row["variants"] == ["eager", "fused_experts"] and row["shape"][3:] == [4, 2]
         ours = ["fused_experts"]
     else:
