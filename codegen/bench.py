@@ -829,17 +829,29 @@ def grouped_table(results) -> str:
     return _format(cols, results)
 
 
-def run(modules, shapes, out_dir: Path, do_compile=True, log=print):
+def require_cuda(what, packages=("torch", "triton")):
+    """Imports ``packages`` and checks that a CUDA GPU is visible; BenchError (exit 2, no
+    traceback) naming ``what`` needs them otherwise."""
+    import importlib
+
     try:
-        import torch
-        import triton  # noqa: F401
+        for package in packages:
+            importlib.import_module(package)
     except ImportError as e:
-        raise BenchError(f"the bench needs torch and triton installed ({e})") from None
+        raise BenchError(f"{what} needs {' and '.join(packages)} installed ({e})") from None
+    import torch
 
     if not torch.cuda.is_available():
         raise BenchError(
-            "the bench needs a CUDA GPU; none is visible (torch.cuda.is_available() is False)"
+            f"{what} needs a CUDA GPU; none is visible (torch.cuda.is_available() is False)"
         )
+
+
+def run(modules, shapes, out_dir: Path, do_compile=True, log=print):
+    require_cuda("the bench")
+    import torch
+    import triton
+
     mods = [load_module(p) for p in modules]
     grouped_shapes = [s for s in shapes if len(s) == 4]
     if grouped_shapes and not any(hasattr(m, "grouped_glu") for m in mods):

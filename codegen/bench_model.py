@@ -75,27 +75,15 @@ DEFAULT_SEQ = 2048
 VOCAB = 1024  # no LM head: the embedding only feeds the first layer
 ROUNDS = 6  # wall-time rounds (even: _round_order's two orders alike)
 STEPS_PER_SAMPLE = 3  # steps timed back to back per sample (CUDA events around them)
-VARIANTS = ("eager", "fused_mlp", "fused_glu", "liger")
 
 
 def parse_model(text: str, seq: int) -> tuple[str, int, int]:
     """NAME[:TOKENS] -> (name, batch, seq): TOKENS (default bench.DEFAULT_MODEL_TOKENS) rows
     as sequences of ``seq`` tokens (one shorter sequence when TOKENS < seq)."""
-    from .bench import DEFAULT_MODEL_TOKENS
+    from .bench import parse_model as parse_shape  # the name and TOKENS, checked
 
-    name, colon, tokens = text.partition(":")
-    name = name.strip().lower()
-    if name not in ATTENTION and name not in MOE_ATTENTION:
-        known = ", ".join([*ATTENTION, *MOE_ATTENTION])
-        raise BenchError(f"--model {text}: unknown model {name!r}; known: {known}")
-    rows = DEFAULT_MODEL_TOKENS
-    if colon:
-        try:
-            rows = int(tokens)
-        except ValueError:
-            rows = 0
-        if rows <= 0:
-            raise BenchError(f"--model {text}: TOKENS must be a positive integer, got {tokens!r}")
+    rows = parse_shape(text)[0]  # every MODELS entry is in ATTENTION or MOE_ATTENTION
+    name = text.partition(":")[0].strip().lower()
     if seq <= 0:
         raise BenchError(f"--seq must be positive, got {seq}")
     if rows <= seq:
@@ -111,36 +99,16 @@ def model_config(name: str, layers: int, hf_act: str | None):
     gpt-oss (``hf_act`` unused: its clamped SwiGLU is fixed)."""
     from transformers import GptOssConfig, LlamaConfig, MixtralConfig
 
-    if name in GPT_OSS:
-        hidden, intermediate, experts = MODELS[name]
-        heads, kv_heads, head_dim, top_k = MOE_ATTENTION[name]
-        return GptOssConfig(
-            vocab_size=VOCAB,
-            hidden_size=hidden,
-            intermediate_size=intermediate,
-            num_local_experts=experts,
-            num_experts_per_tok=top_k,
-            num_attention_heads=heads,
-            num_key_value_heads=kv_heads,
-            head_dim=head_dim,
-            num_hidden_layers=layers,
-            max_position_embeddings=max(4096, DEFAULT_SEQ),
-            use_cache=False,
-            attn_implementation="eager",  # attention sinks
-        )
-
     common = dict(
         vocab_size=VOCAB,
         num_hidden_layers=layers,
-        hidden_act=hf_act,
         max_position_embeddings=max(4096, DEFAULT_SEQ),
         use_cache=False,
-        attn_implementation="sdpa",
     )
     if name in MOE_ATTENTION:
         hidden, intermediate, experts = MODELS[name]
         heads, kv_heads, head_dim, top_k = MOE_ATTENTION[name]
-        return MixtralConfig(
+        sizes = dict(
             hidden_size=hidden,
             intermediate_size=intermediate,
             num_local_experts=experts,
@@ -148,7 +116,14 @@ def model_config(name: str, layers: int, hf_act: str | None):
             num_attention_heads=heads,
             num_key_value_heads=kv_heads,
             head_dim=head_dim,
+        )
+        if name in GPT_OSS:  # attention sinks: the eager attention
+            return GptOssConfig(attn_implementation="eager", **sizes, **common)
+        return MixtralConfig(
             router_jitter_noise=0.0,
+            hidden_act=hf_act,
+            attn_implementation="sdpa",
+            **sizes,
             **common,
         )
     hidden, intermediate = MODELS[name]
@@ -161,6 +136,8 @@ def model_config(name: str, layers: int, hf_act: str | None):
         head_dim=head_dim,
         attention_bias=False,
         mlp_bias=False,
+        hidden_act=hf_act,
+        attn_implementation="sdpa",
         **common,
     )
 
@@ -216,15 +193,7 @@ def _moe_variants(mod, config, device, compile_backend):
         raise BenchError(f"replace_experts: {e}") from None
     if len(swapped) != config.num_hidden_layers:
         raise BenchError(f"replace_experts swapped {len(swapped)} modules, expected one per layer")
-    models = {"eager": eager, "fused_experts": fused}
-    for model in models.values():
-        model.train()
-    if compile_backend is not None:
-        for variant in ("eager", "fused_experts"):
-            models[f"{variant}_compiled"] = torch.compile(
-                copy.deepcopy(models[variant]), backend=compile_backend
-            )
-    return models
+    return _trained({"eager": eager, "fused_experts": fused}, compile_backend, "fused_experts")
 
 
 def build_variants(mod, config, device, with_liger=True, compile_backend=None):
@@ -282,10 +251,18 @@ def build_variants(mod, config, device, with_liger=True, compile_backend=None):
         for layer in liger_model.layers:
             layer.mlp = LigerMLP(layer.mlp)
         models["liger"] = liger_model
+    return _trained(models, compile_backend, "fused_mlp")
+
+
+def _trained(models, compile_backend, ours):
+    """``models`` in training mode, with ``compile_backend`` also eager's and ``ours`` compiled
+    (copies: "<variant>_compiled")."""
+    import torch
+
     for model in models.values():
         model.train()
     if compile_backend is not None:
-        for variant in ("eager", "fused_mlp"):
+        for variant in ("eager", ours):
             models[f"{variant}_compiled"] = torch.compile(
                 copy.deepcopy(models[variant]), backend=compile_backend
             )
@@ -484,21 +461,16 @@ def table(rows) -> str:
 
 def run_cli(module, models, layers, seq, out_dir: Path, log=print, compile=False) -> list[dict]:
     """`swiglu-gen bench-model`: raises BenchError for what the user must fix (exit 2)."""
-    from .bench import load_module
+    from .bench import load_module, require_cuda
 
     parsed = [parse_model(m, seq) for m in models]  # every --model checked before any run
     if layers <= 0:
         raise BenchError(f"--layers must be positive, got {layers}")
-    try:
-        import torch
-        import transformers  # noqa: F401
-        import triton  # noqa: F401
-    except ImportError as e:
-        raise BenchError(f"bench-model needs torch, triton and transformers ({e})") from None
-    if not torch.cuda.is_available():
-        raise BenchError(
-            "bench-model needs a CUDA GPU; none is visible (torch.cuda.is_available() is False)"
-        )
+    require_cuda("bench-model", ("torch", "triton", "transformers"))
+    import torch
+    import transformers
+    import triton
+
     mod = load_module(module)
     for name, _, _ in parsed:
         _model_act(mod, name)
