@@ -8,14 +8,15 @@ model's hidden, intermediate and attention sizes, with fewer layers, and times o
 step (forward, a loss, backward; no optimizer) with its MLPs as they are
 (transformers' LlamaMLP, eager), swapped by the module's ``replace_mlps`` (FusedMLP), as FusedGLU
 + the down nn.Linear, and as Liger's elementwise kernel between the Linears (when installed).
-A mixture of experts (Mixtral, Qwen3-MoE, OLMoE sizes) is built as transformers' MixtralModel
-and timed with transformers' own experts (torch._grouped_mm where it runs) and with the grouped
-module's ``replace_experts`` (FusedExperts).
+A mixture of experts is built as transformers' MixtralModel (Mixtral, Qwen3-MoE, OLMoE sizes)
+or GptOssModel (gpt-oss) and timed with transformers' own experts (torch._grouped_mm where it
+runs) and with the grouped module's ``replace_experts`` (FusedExperts).
 All variants hold the same weights and run in one process in interleaved rounds; the table
-gives step ms (wall), the step's GPU kernel time (profiled), host µs per step (one step per timed batch: a step issues hundreds of kernels,
-more would fill the GPU's launch queue and time the GPU instead), the step's peak memory, the
-activation memory kept between forward and backward, and each variant's relative error
-(output, embedding gradient) against the same model in float32.
+gives step ms (wall), the step's GPU kernel time (profiled), host µs per step (one step per
+timed batch: a step issues hundreds of kernels, more would fill the GPU's launch queue and time
+the GPU instead), the step's peak memory, the activation memory kept between forward and
+backward, and each variant's relative error (output, embedding gradient) against the same model
+in float32.
 
 Needs a CUDA GPU, torch, triton and transformers (its device= and timer= arguments let the
 CPU tests run it under the Triton interpreter).
@@ -173,8 +174,8 @@ def _model_act(mod, name) -> str | None:
 
 
 def _moe_variants(mod, config, device, compile_backend):
-    """{variant: MixtralModel or GptOssModel}: transformers' own experts (its default implementation,
-    torch._grouped_mm where it runs) and replace_experts' FusedExperts."""
+    """{variant: MixtralModel or GptOssModel}: transformers' own experts (its default
+    implementation, torch._grouped_mm where it runs) and replace_experts' FusedExperts."""
     import torch
     from transformers import GptOssConfig, GptOssModel, MixtralModel
 
@@ -376,7 +377,8 @@ def bench_model(
     if config.intermediate_size % mod.CHUNK:
         raise BenchError(
             f"{name}: intermediate size {config.intermediate_size} is not a multiple of "
-            f"{mod.SPEC['name']}'s CHUNK = {mod.CHUNK} (generate a variant with a --bn that divides it)"
+            f"{mod.SPEC['name']}'s CHUNK = {mod.CHUNK} (generate a variant with a --bn that "
+            "divides it)"
         )
     models = build_variants(mod, config, device, compile_backend=compile_backend)
     gen = torch.Generator(device="cpu").manual_seed(1)
@@ -448,7 +450,8 @@ def table(rows) -> str:
             breaks = r.get(f"{v}_graph_breaks")
             label = v if breaks is None else f"{v} ({breaks} graph breaks)"
             lines.append(
-                f"| {r['model']} ({r['tokens']}, {r['layers']}) | {label} | {_fmt(r[f'{v}_ms'], 3)} "
+                f"| {r['model']} ({r['tokens']}, {r['layers']}) | {label} "
+                f"| {_fmt(r[f'{v}_ms'], 3)} "
                 f"| {_fmt(r[f'{v}_ms'] / base, 3)} | {_fmt(k, 3)} "
                 f"| {_fmt(k / kernels if k is not None else None, 3)} "
                 f"| {_fmt(r.get(f'{v}_host_us'), 0)} "

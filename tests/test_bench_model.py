@@ -139,7 +139,8 @@ row = bm.bench_model(mod, "tiny", 2, 8, rounds=1, device="cpu", timer=timer, con
                      log=lambda s: None, compile_backend=backend)
 models = bm.build_variants(mod, config, "cpu")
 block = "experts" if sys.argv[4] != "dense" else None
-mlps = {k: type(m.layers[1].mlp.experts if block else m.layers[1].mlp).__name__ for k, m in models.items()}
+mlps = {k: type(m.layers[1].mlp.experts if block else m.layers[1].mlp).__name__
+        for k, m in models.items()}
 print(bm.table([row]))
 print("JSON" + json.dumps({"row": row, "mlps": mlps}))
 """
