@@ -100,47 +100,28 @@ def model_config(name: str, layers: int, hf_act: str | None):
     gpt-oss (``hf_act`` unused: its clamped SwiGLU is fixed)."""
     from transformers import GptOssConfig, LlamaConfig, MixtralConfig
 
+    moe = name in MOE_ATTENTION
+    hidden, intermediate, *experts = MODELS[name]
+    heads, kv_heads, head_dim, *top_k = (MOE_ATTENTION if moe else ATTENTION)[name]
     common = dict(
         vocab_size=VOCAB,
         num_hidden_layers=layers,
         max_position_embeddings=max(4096, DEFAULT_SEQ),
         use_cache=False,
-    )
-    if name in MOE_ATTENTION:
-        hidden, intermediate, experts = MODELS[name]
-        heads, kv_heads, head_dim, top_k = MOE_ATTENTION[name]
-        sizes = dict(
-            hidden_size=hidden,
-            intermediate_size=intermediate,
-            num_local_experts=experts,
-            num_experts_per_tok=top_k,
-            num_attention_heads=heads,
-            num_key_value_heads=kv_heads,
-            head_dim=head_dim,
-        )
-        if name in GPT_OSS:  # attention sinks: the eager attention
-            return GptOssConfig(attn_implementation="eager", **sizes, **common)
-        return MixtralConfig(
-            router_jitter_noise=0.0,
-            hidden_act=hf_act,
-            attn_implementation="sdpa",
-            **sizes,
-            **common,
-        )
-    hidden, intermediate = MODELS[name]
-    heads, kv_heads, head_dim = ATTENTION[name]
-    return LlamaConfig(
         hidden_size=hidden,
         intermediate_size=intermediate,
         num_attention_heads=heads,
         num_key_value_heads=kv_heads,
         head_dim=head_dim,
-        attention_bias=False,
-        mlp_bias=False,
-        hidden_act=hf_act,
-        attn_implementation="sdpa",
-        **common,
     )
+    if moe:
+        common.update(num_local_experts=experts[0], num_experts_per_tok=top_k[0])
+    if name in GPT_OSS:  # attention sinks: the eager attention
+        return GptOssConfig(attn_implementation="eager", **common)
+    common.update(hidden_act=hf_act, attn_implementation="sdpa")
+    if moe:
+        return MixtralConfig(router_jitter_noise=0.0, **common)
+    return LlamaConfig(attention_bias=False, mlp_bias=False, **common)
 
 
 def _hf_act(mod) -> str:

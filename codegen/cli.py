@@ -380,8 +380,8 @@ def bench(modules, shapes, models, list_models, out_dir, no_compile):
     multiple=True,
     required=True,
     metavar="NAME[:TOKENS]",
-    help="A dense model of `swiglu-gen bench --list-models` (repeatable) at TOKENS tokens per "
-    "step (default 4096), e.g. llama-3.2-1b:8192.",
+    help="A model of `swiglu-gen bench --list-models` (repeatable; a mixture of experts needs a "
+    "--grouped module) at TOKENS tokens per step (default 4096), e.g. llama-3.2-1b:8192.",
 )
 @click.option(
     "--layers", type=int, default=4, show_default=True, help="Decoder layers in the model built."

@@ -36,3 +36,24 @@ def widen_bf16_dot():
 
     interpreter.InterpreterBuilder.create_dot = patched
     interpreter.InterpreterBuilder.cast_impl = rounded_cast
+
+
+def run_interpreted(code, *args, timeout=600):
+    """``python -c code MODULE_ARGS...`` in a fresh process under Triton's interpreter without a
+    GPU (TRITON_INTERPRET must be set before triton is first imported), the repository root on
+    PYTHONPATH and this folder as the script's ``sys.argv[2]`` (``args[0]`` is its argv[1]);
+    returns the CompletedProcess."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    here = Path(__file__).resolve().parent
+    env = {
+        **os.environ,
+        "TRITON_INTERPRET": "1",
+        "CUDA_VISIBLE_DEVICES": "",
+        "PYTHONPATH": str(here.parent),
+    }
+    argv = [sys.executable, "-c", code, str(args[0]), str(here), *map(str, args[1:])]
+    return subprocess.run(argv, env=env, capture_output=True, text=True, timeout=timeout)

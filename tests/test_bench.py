@@ -218,31 +218,12 @@ def test_grouped_bench_rows_compare_like_with_like(module):
     """The grouped bench end to end under the interpreter (tiny shapes, a wall-clock timer):
     our grouped_glu and the torchtitan-style path it is timed against compute the same thing
     (gate/up not swapped, gpt-oss's biases gathered per expert), in both routings."""
-    import os
-    import subprocess
-    import sys
     from pathlib import Path
 
+    from interpreter_patch import run_interpreted
+
     root = Path(__file__).resolve().parent.parent
-    env = {
-        **os.environ,
-        "TRITON_INTERPRET": "1",
-        "CUDA_VISIBLE_DEVICES": "",
-        "PYTHONPATH": str(root),
-    }
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            GROUPED_RUN,
-            str(root / "generated" / f"{module}.py"),
-            str(root / "tests"),
-        ],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    result = run_interpreted(GROUPED_RUN, root / "generated" / f"{module}.py")
     assert result.returncode == 0, result.stderr[-3000:]
     rows = json.loads(result.stdout.split("JSON", 1)[1])
     assert [r["routing"] for r in rows] == list(bench.ROUTINGS)

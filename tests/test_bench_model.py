@@ -2,13 +2,11 @@
 one tiny run end to end under the Triton interpreter)."""
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from interpreter_patch import run_interpreted
 
 from codegen import bench, bench_model
 from codegen.cli import main
@@ -160,27 +158,8 @@ def test_tiny_decoder_end_to_end(module, backend, kind):
     """A two-layer decoder under the interpreter: every variant runs, its MLPs (experts) are the
     swapped ones, and its output and embedding gradient are within bf16's tolerance of the
     float32 model's, no further than eager bf16's (with slack)."""
-    env = {
-        **os.environ,
-        "TRITON_INTERPRET": "1",
-        "CUDA_VISIBLE_DEVICES": "",
-        "PYTHONPATH": str(ROOT),
-    }
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            TINY_RUN,
-            str(ROOT / "generated" / f"{module}.py"),
-            str(ROOT / "tests"),
-            backend or "none",
-            kind,
-        ],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    module_path = ROOT / "generated" / f"{module}.py"
+    result = run_interpreted(TINY_RUN, module_path, backend or "none", kind)
     assert result.returncode == 0, result.stderr[-3000:]
     data = json.loads(result.stdout.split("JSON", 1)[1])
     row, mlps = data["row"], data["mlps"]
