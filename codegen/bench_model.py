@@ -3,9 +3,9 @@
 The GLU and MLP benches (codegen/bench.py) time one layer.  What a user sees is a model: many
 layers, attention between the MLPs, every layer's saved activations alive at the start of the
 backward.  This builds a transformers Llama-architecture decoder (LlamaModel: embeddings,
-decoder layers, final norm; no LM head or loss kernel, which no variant changes) at a real
-model's hidden, intermediate and attention sizes, with fewer layers, and times one training
-step (forward, a loss, backward; no optimizer) with its MLPs as they are
+decoder layers, final norm) at a real model's hidden, intermediate and attention sizes, with
+fewer layers, and times one training step (forward, a loss, backward; no optimizer) with its
+MLPs as they are
 (transformers' LlamaMLP, eager), swapped by the module's ``replace_mlps`` (FusedMLP), as FusedGLU
 + the down nn.Linear, and as Liger's elementwise kernel between the Linears (when installed).
 A mixture of experts is built as transformers' MixtralModel (Mixtral, Qwen3-MoE, OLMoE sizes)
@@ -16,7 +16,10 @@ gives step ms (wall), the step's GPU kernel time (profiled), host µs per step (
 timed batch: a step issues hundreds of kernels, more would fill the GPU's launch queue and time
 the GPU instead), the step's peak memory, the activation memory kept between forward and
 backward, and each variant's relative error (output, embedding gradient) against the same model
-in float32.
+in float32.  The loss is a fixed random projection of the last hidden state (no LM head: the
+MLPs' share of the step at its largest); with ``head`` (`--head`) the model is transformers'
+causal LM instead (XForCausalLM: the LM head at the model's real vocabulary, tied where the
+model ties it, and next-token cross-entropy, whose float32 logits often set the step's peak).
 
 Needs a CUDA GPU, torch, triton and transformers (its device= and timer= arguments let the
 CPU tests run it under the Triton interpreter).
@@ -71,9 +74,40 @@ MOE_ATTENTION = {
     "gpt-oss-120b": (64, 8, 64, 4),
 }
 GPT_OSS = ("gpt-oss-20b", "gpt-oss-120b")
+# (vocab_size, tie_word_embeddings) of every model in MODELS, from its Hugging Face config:
+# the LM head that `--head` adds (mistral-7b: v0.3's vocabulary).
+VOCABS = {
+    "smollm2-135m": (49152, True),
+    "smollm2-360m": (49152, True),
+    "smollm2-1.7b": (49152, True),
+    "qwen2.5-0.5b": (151936, True),
+    "qwen2.5-1.5b": (151936, True),
+    "qwen2.5-3b": (151936, True),
+    "qwen2.5-7b": (152064, False),
+    "qwen2.5-14b": (152064, False),
+    "qwen2.5-32b": (152064, False),
+    "qwen2.5-72b": (152064, False),
+    "tinyllama-1.1b": (32000, False),
+    "llama-2-7b": (32000, False),
+    "llama-2-13b": (32000, False),
+    "llama-3.2-1b": (128256, True),
+    "llama-3.2-3b": (128256, True),
+    "llama-3.1-8b": (128256, False),
+    "llama-3.1-70b": (128256, False),
+    "mistral-7b": (32768, False),
+    "phi-3-mini": (32064, False),
+    "gemma-2-2b": (256000, True),
+    "gemma-2-9b": (256000, True),
+    "gemma-2-27b": (256000, True),
+    "mixtral-8x7b": (32000, False),
+    "qwen3-30b-a3b": (151936, False),
+    "olmoe-1b-7b": (50304, False),
+    "gpt-oss-20b": (201088, False),
+    "gpt-oss-120b": (201088, False),
+}
 DEFAULT_LAYERS = 4
 DEFAULT_SEQ = 2048
-VOCAB = 1024  # no LM head: the embedding only feeds the first layer
+VOCAB = 1024  # without --head the embedding only feeds the first layer
 ROUNDS = 6  # wall-time rounds (even: _round_order's two orders alike)
 STEPS_PER_SAMPLE = 3  # steps timed back to back per sample (CUDA events around them)
 
@@ -94,17 +128,20 @@ def parse_model(text: str, seq: int) -> tuple[str, int, int]:
     return name, rows // seq, seq
 
 
-def model_config(name: str, layers: int, hf_act: str | None):
+def model_config(name: str, layers: int, hf_act: str | None, head: bool = False):
     """A transformers config at model ``name``'s sizes with ``layers`` decoder layers:
     LlamaConfig for a dense model, MixtralConfig for a mixture of experts, GptOssConfig for
-    gpt-oss (``hf_act`` unused: its clamped SwiGLU is fixed)."""
+    gpt-oss (``hf_act`` unused: its clamped SwiGLU is fixed); with ``head`` the model's own
+    vocabulary and embedding tying (VOCABS), else a small vocabulary (VOCAB)."""
     from transformers import GptOssConfig, LlamaConfig, MixtralConfig
 
     moe = name in MOE_ATTENTION
     hidden, intermediate, *experts = MODELS[name]
     heads, kv_heads, head_dim, *top_k = (MOE_ATTENTION if moe else ATTENTION)[name]
+    vocab, tied = VOCABS[name] if head else (VOCAB, False)
     common = dict(
-        vocab_size=VOCAB,
+        vocab_size=vocab,
+        tie_word_embeddings=tied,
         num_hidden_layers=layers,
         max_position_embeddings=max(4096, DEFAULT_SEQ),
         use_cache=False,
@@ -154,11 +191,25 @@ def _model_act(mod, name) -> str | None:
     return _hf_act(mod)
 
 
-def _moe_variants(mod, config, device, compile_backend):
-    """{variant: MixtralModel or GptOssModel}: transformers' own experts (its default
-    implementation, torch._grouped_mm where it runs) and replace_experts' FusedExperts."""
+def _model_class(config, head):
+    """transformers' decoder for ``config`` (LlamaModel, MixtralModel, GptOssModel) or, with
+    ``head``, its causal LM (LlamaForCausalLM, ...: the decoder as .model, then the LM head)."""
+    import transformers
+
+    family = type(config).__name__.removesuffix("Config")
+    return getattr(transformers, family + ("ForCausalLM" if head else "Model"))
+
+
+def decoder(model):
+    """The decoder (embeddings, layers, norm) of a model built here: a causal LM's .model."""
+    return model.model if hasattr(model, "lm_head") else model
+
+
+def _moe_variants(mod, config, device, compile_backend, head):
+    """{variant: MixtralModel or GptOssModel (their causal LMs with ``head``)}: transformers'
+    own experts (its default implementation, torch._grouped_mm where it runs) and
+    replace_experts' FusedExperts."""
     import torch
-    from transformers import GptOssConfig, GptOssModel, MixtralModel
 
     if not hasattr(mod, "replace_experts"):
         raise BenchError(
@@ -166,8 +217,7 @@ def _moe_variants(mod, config, device, compile_backend):
             "--grouped), which has replace_experts"
         )
     torch.manual_seed(0)
-    cls = GptOssModel if isinstance(config, GptOssConfig) else MixtralModel
-    eager = cls(config).to(device=device, dtype=mod.DTYPE)
+    eager = _model_class(config, head)(config).to(device=device, dtype=mod.DTYPE)
     fused = copy.deepcopy(eager)
     try:
         swapped = mod.replace_experts(fused)
@@ -178,17 +228,17 @@ def _moe_variants(mod, config, device, compile_backend):
     return _trained({"eager": eager, "fused_experts": fused}, compile_backend, "fused_experts")
 
 
-def build_variants(mod, config, device, with_liger=True, compile_backend=None):
-    """{variant: LlamaModel}: the same weights in each, the MLPs swapped per variant; with a
-    ``compile_backend`` also eager's and FusedMLP's models under torch.compile.  A mixture of
-    experts (a MixtralConfig): transformers' experts and FusedExperts (_moe_variants)."""
+def build_variants(mod, config, device, with_liger=True, compile_backend=None, head=False):
+    """{variant: LlamaModel (LlamaForCausalLM with ``head``)}: the same weights in each, the
+    MLPs swapped per variant; with a ``compile_backend`` also eager's and FusedMLP's models
+    under torch.compile.  A mixture of experts (a MixtralConfig, GptOssConfig): transformers'
+    experts and FusedExperts (_moe_variants)."""
     import torch
-    from transformers import LlamaModel
 
     if hasattr(config, "num_local_experts"):  # Mixtral, gpt-oss
-        return _moe_variants(mod, config, device, compile_backend)
+        return _moe_variants(mod, config, device, compile_backend, head)
     torch.manual_seed(0)
-    eager = LlamaModel(config).to(device=device, dtype=mod.DTYPE)
+    eager = _model_class(config, head)(config).to(device=device, dtype=mod.DTYPE)
     models = {"eager": eager}
 
     fused_mlp = copy.deepcopy(eager)
@@ -210,7 +260,7 @@ def build_variants(mod, config, device, with_liger=True, compile_backend=None):
             return self.down_proj(self.gate_up(x))
 
     fused_glu = copy.deepcopy(eager)
-    for layer in fused_glu.layers:
+    for layer in decoder(fused_glu).layers:
         layer.mlp = FusedGLUMLP(layer.mlp)
     models["fused_glu"] = fused_glu
 
@@ -230,7 +280,7 @@ def build_variants(mod, config, device, with_liger=True, compile_backend=None):
                 return self.down_proj(liger(x, self.gate_proj.weight, self.up_proj.weight))
 
         liger_model = copy.deepcopy(eager)
-        for layer in liger_model.layers:
+        for layer in decoder(liger_model).layers:
             layer.mlp = LigerMLP(layer.mlp)
         models["liger"] = liger_model
     return _trained(models, compile_backend, "fused_mlp")
@@ -251,17 +301,23 @@ def _trained(models, compile_backend, ours):
     return models
 
 
-def _loss(model, ids, probe):
-    """A loss whose gradient reaches every hidden unit: <h, probe> / numel for a fixed random
-    ``probe`` (the mean of squares would not: after the final RMSNorm it is ~constant)."""
+def _forward(model, ids, probe):
+    """(output, loss) of one forward.  With a ``probe`` the output is the last hidden state and
+    the loss <h, probe> / numel for that fixed random tensor, so that its gradient reaches every
+    hidden unit (the mean of squares would not: after the final RMSNorm it is ~constant).
+    Without one (a causal LM, --head) the output is the logits and the loss transformers'
+    next-token cross-entropy of ``ids``."""
+    if probe is None:
+        out = model(input_ids=ids, labels=ids)
+        return out.logits, out.loss
     h = model(input_ids=ids).last_hidden_state
-    return (h.float() * probe).mean()
+    return h, (h.float() * probe).mean()
 
 
 def _step(model, ids, probe):
-    def step():  # as in a training loop: the last step's gradients freed first
-        model.zero_grad(set_to_none=True)
-        _loss(model, ids, probe).backward()
+    def step():  # as in a training loop: the last step's gradients freed first, the output
+        model.zero_grad(set_to_none=True)  # dropped before the backward
+        _forward(model, ids, probe)[1].backward()
 
     return step
 
@@ -272,18 +328,26 @@ def _rel(a, b):
 
 def _errors(models, ids, probe):
     """{variant: (output rel error, embedding-gradient rel error)} against the eager model in
-    float32 (the same weights; its attention and MLPs in float32 throughout)."""
+    float32 (the same weights; its attention and MLPs in float32 throughout).  One variant's
+    output at a time besides the reference's (a causal LM's logits are large)."""
     reference = copy.deepcopy(models["eager"]).float()
-    res = {}
-    for name, model in {"float32": reference, **models}.items():
+
+    def run(model):
         model.zero_grad(set_to_none=True)
-        h = model(input_ids=ids).last_hidden_state
-        (h.float() * probe).mean().backward()
-        res[name] = (h.detach().float(), model.embed_tokens.weight.grad.float())
+        out, loss = _forward(model, ids, probe)
+        loss.backward()
+        grad = model.get_input_embeddings().weight.grad.float()
         model.zero_grad(set_to_none=True)
-    ref_h, ref_grad = res.pop("float32")
+        return out.detach().float(), grad
+
+    ref_out, ref_grad = run(reference)
     del reference
-    return {name: (_rel(h, ref_h), _rel(g, ref_grad)) for name, (h, g) in res.items()}
+    res = {}
+    for name, model in models.items():
+        out, grad = run(model)
+        res[name] = (_rel(out, ref_out), _rel(grad, ref_grad))
+        del out, grad
+    return res
 
 
 def _cuda_timer(fn):
@@ -325,10 +389,11 @@ def _memory(model, ids, probe):
     torch.cuda.synchronize()
     base = torch.cuda.memory_allocated()
     torch.cuda.reset_peak_memory_stats()
-    h = model(input_ids=ids).last_hidden_state
+    out, loss = _forward(model, ids, probe)
     torch.cuda.synchronize()
-    kept = torch.cuda.memory_allocated() - base - h.untyped_storage().nbytes()
-    (h.float() * probe).mean().backward()
+    kept = torch.cuda.memory_allocated() - base - out.untyped_storage().nbytes()
+    del out  # as in _step: only the loss lives on to the backward
+    loss.backward()
     torch.cuda.synchronize()
     peak = torch.cuda.max_memory_allocated() - base
     model.zero_grad(set_to_none=True)
@@ -347,13 +412,15 @@ def bench_model(
     log=print,
     config=None,
     compile_backend=None,
+    head=False,
 ):
     """One row: every variant's step at model ``name``'s sizes, ``layers`` layers, ``batch``
     sequences of ``seq`` tokens (``config``: another LlamaConfig, the CPU tests' tiny one;
-    ``compile_backend``: also the compiled models, e.g. "inductor")."""
+    ``compile_backend``: also the compiled models, e.g. "inductor"; ``head``: the causal LM
+    and its cross-entropy loss instead of the decoder and a probe loss)."""
     import torch
 
-    config = config or model_config(name, layers, _model_act(mod, name))
+    config = config or model_config(name, layers, _model_act(mod, name), head)
     layers = config.num_hidden_layers
     if config.intermediate_size % mod.CHUNK:
         raise BenchError(
@@ -361,12 +428,14 @@ def bench_model(
             f"{mod.SPEC['name']}'s CHUNK = {mod.CHUNK} (generate a variant with a --bn that "
             "divides it)"
         )
-    models = build_variants(mod, config, device, compile_backend=compile_backend)
+    models = build_variants(mod, config, device, compile_backend=compile_backend, head=head)
     gen = torch.Generator(device="cpu").manual_seed(1)
     ids = torch.randint(0, config.vocab_size, (batch, seq), generator=gen).to(device)
-    probe = torch.randn(batch, seq, config.hidden_size, generator=gen).to(device)
+    probe = None if head else torch.randn(batch, seq, config.hidden_size, generator=gen).to(device)
     res = {
         "model": name,
+        "head": head,
+        "vocab": config.vocab_size,
         "module": mod.SPEC["name"],
         "tokens": batch * seq,
         "batch": batch,
@@ -418,7 +487,8 @@ def _fmt(v, digits):
 
 
 def table(rows) -> str:
-    """One line per (model, variant): step ms, kernel ms, host µs, peak and kept MiB, errors."""
+    """One line per (model, variant): step ms, kernel ms, host µs, peak and kept MiB, errors
+    (of the output: the last hidden state, or with an LM head the logits)."""
     head = (
         "| model (tokens, layers) | variant | step ms | x eager | kernel ms | x eager | host µs "
         "| peak MiB | kept MiB | out / embedding grad rel err vs float32 |"
@@ -426,12 +496,15 @@ def table(rows) -> str:
     lines = [head, "|" + "---|" * 10]
     for r in rows:
         base, kernels = r["eager_ms"], r.get("eager_kernel_ms")
+        where = f"{r['tokens']}, {r['layers']}" + (
+            f", LM head {r['vocab']}" if r.get("head") else ""
+        )
         for v in r["variants"]:
             k = r.get(f"{v}_kernel_ms")
             breaks = r.get(f"{v}_graph_breaks")
             label = v if breaks is None else f"{v} ({breaks} graph breaks)"
             lines.append(
-                f"| {r['model']} ({r['tokens']}, {r['layers']}) | {label} "
+                f"| {r['model']} ({where}) | {label} "
                 f"| {_fmt(r[f'{v}_ms'], 3)} "
                 f"| {_fmt(r[f'{v}_ms'] / base, 3)} | {_fmt(k, 3)} "
                 f"| {_fmt(k / kernels if k is not None else None, 3)} "
@@ -443,7 +516,9 @@ def table(rows) -> str:
     return "\n".join(lines)
 
 
-def run_cli(module, models, layers, seq, out_dir: Path, log=print, compile=False) -> list[dict]:
+def run_cli(
+    module, models, layers, seq, out_dir: Path, log=print, compile=False, head=False
+) -> list[dict]:
     """`swiglu-gen bench-model`: raises BenchError for what the user must fix (exit 2)."""
     from .bench import load_module, require_cuda
 
@@ -469,7 +544,9 @@ def run_cli(module, models, layers, seq, out_dir: Path, log=print, compile=False
     rows = []
     for name, batch, s in parsed:
         backend = "inductor" if compile else None
-        rows.append(bench_model(mod, name, batch, s, layers, log=log, compile_backend=backend))
+        rows.append(
+            bench_model(mod, name, batch, s, layers, log=log, compile_backend=backend, head=head)
+        )
         torch.cuda.empty_cache()
         (out_dir / "bench-model.json").write_text(
             json.dumps({"meta": meta, "rows": rows}, indent=1)

@@ -406,7 +406,13 @@ def bench(modules, shapes, models, list_models, out_dir, no_compile):
     is_flag=True,
     help="Also the eager and FusedMLP models under torch.compile (Inductor; minutes to compile).",
 )
-def bench_model(module, models, layers, seq, out_dir, do_compile):
+@click.option(
+    "--head",
+    is_flag=True,
+    help="The causal LM: the model's LM head at its real vocabulary (tied where the model ties "
+    "it) and next-token cross-entropy as the loss, instead of a probe of the last hidden state.",
+)
+def bench_model(module, models, layers, seq, out_dir, do_compile, head):
     """Time a whole decoder's training step with the module's MLPs swapped in (needs a GPU and
     transformers): eager LlamaMLP vs replace_mlps (FusedMLP) vs FusedGLU + Linear vs Liger."""
     from .bench import BenchError
@@ -421,6 +427,7 @@ def bench_model(module, models, layers, seq, out_dir, do_compile):
             Path(out_dir),
             log=lambda s: click.echo(s, err=True),
             compile=do_compile,
+            head=head,
         )
     except BenchError as e:
         raise GenError(str(e)) from None

@@ -15,11 +15,14 @@ ROOT = Path(__file__).resolve().parent.parent
 SWIGLU = str(ROOT / "generated" / "glu_silu_bf16_bn128_sm90.py")
 
 
-def test_every_model_has_its_attention_sizes():
+def test_every_model_has_its_attention_sizes_and_vocabulary():
     dense = {name for name, dims in bench.MODELS.items() if len(dims) == 2}
     assert set(bench_model.ATTENTION) == dense
     moe = {name for name, dims in bench.MODELS.items() if len(dims) == 3}
     assert set(bench_model.MOE_ATTENTION) == moe
+    assert set(bench_model.VOCABS) == set(bench.MODELS)
+    for name, (vocab, tied) in bench_model.VOCABS.items():
+        assert 32000 <= vocab <= 262144 and isinstance(tied, bool), name
     for name, (heads, kv_heads, head_dim) in bench_model.ATTENTION.items():
         hidden = bench.MODELS[name][0]
         assert heads % kv_heads == 0, name  # grouped-query attention
@@ -67,6 +70,13 @@ def test_config_has_the_models_sizes():
     oss = bench_model.model_config("gpt-oss-20b", 2, None)
     assert type(oss).__name__ == "GptOssConfig" and oss._attn_implementation == "eager"
     assert (oss.hidden_size, oss.num_local_experts, oss.num_experts_per_tok) == (2880, 32, 4)
+    assert config.vocab_size == moe.vocab_size == oss.vocab_size == bench_model.VOCAB
+    # --head: the model's own vocabulary, its embedding tied to the head where the model ties it
+    for name, vocab, tied in (("llama-3.1-8b", 128256, False), ("llama-3.2-1b", 128256, True)):
+        config = bench_model.model_config(name, 2, "silu", head=True)
+        assert (config.vocab_size, config.tie_word_embeddings) == (vocab, tied), name
+    oss = bench_model.model_config("gpt-oss-20b", 2, None, head=True)
+    assert (oss.vocab_size, oss.tie_word_embeddings) == (201088, False)
 
 
 def _invoke(args, monkeypatch, cuda=True):
@@ -115,8 +125,9 @@ from codegen import bench, bench_model as bm
 
 mod = bench.load_module(sys.argv[1])
 backend = None if sys.argv[3] == "none" else sys.argv[3]
+head = sys.argv[5] == "true"
 sizes = dict(vocab_size=64, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-             num_key_value_heads=1, head_dim=16, use_cache=False)
+             num_key_value_heads=1, head_dim=16, use_cache=False, tie_word_embeddings=head)
 if sys.argv[4] == "gpt_oss":
     config = GptOssConfig(intermediate_size=mod.CHUNK, num_local_experts=4, num_experts_per_tok=2,
                           layer_types=["full_attention"] * 2, attn_implementation="eager", **sizes)
@@ -134,35 +145,44 @@ def timer(fn):
     return (time.perf_counter() - t0) * 1e3
 
 row = bm.bench_model(mod, "tiny", 2, 8, rounds=1, device="cpu", timer=timer, config=config,
-                     log=lambda s: None, compile_backend=backend)
-models = bm.build_variants(mod, config, "cpu")
+                     log=lambda s: None, compile_backend=backend, head=head)
+models = bm.build_variants(mod, config, "cpu", head=head)
 block = "experts" if sys.argv[4] != "dense" else None
-mlps = {k: type(m.layers[1].mlp.experts if block else m.layers[1].mlp).__name__
-        for k, m in models.items()}
+mlps = {k: type(bm.decoder(m).layers[1].mlp).__name__ for k, m in models.items()}
+if block:
+    mlps = {k: type(bm.decoder(m).layers[1].mlp.experts).__name__ for k, m in models.items()}
+mlps["classes"] = sorted({type(m).__name__ for m in models.values()})
 print(bm.table([row]))
 print("JSON" + json.dumps({"row": row, "mlps": mlps}))
 """
 
 
 @pytest.mark.parametrize(
-    "module, backend, kind",
+    "module, backend, kind, head",
     [
-        ("glu_silu_bf16_bn128_sm90", None, "dense"),
-        ("glu_gelu_tanh_bf16_bn128_sm90", None, "dense"),
-        ("glu_silu_bf16_bn128_sm90", "aot_eager", "dense"),  # --compile's (Inductor on a GPU)
-        ("glu_silu_bf16_bn128_sm90_grouped", None, "moe"),
-        ("glu_swiglu_oai_bf16_bn64_sm90_grouped", None, "gpt_oss"),
+        ("glu_silu_bf16_bn128_sm90", None, "dense", False),
+        ("glu_gelu_tanh_bf16_bn128_sm90", None, "dense", False),
+        ("glu_silu_bf16_bn128_sm90", "aot_eager", "dense", False),  # --compile's (Inductor: GPU)
+        ("glu_silu_bf16_bn128_sm90", None, "dense", True),  # --head: LlamaForCausalLM, tied
+        ("glu_silu_bf16_bn128_sm90_grouped", None, "moe", False),
+        ("glu_silu_bf16_bn128_sm90_grouped", None, "moe", True),
+        ("glu_swiglu_oai_bf16_bn64_sm90_grouped", None, "gpt_oss", False),
     ],
 )
-def test_tiny_decoder_end_to_end(module, backend, kind):
-    """A two-layer decoder under the interpreter: every variant runs, its MLPs (experts) are the
-    swapped ones, and its output and embedding gradient are within bf16's tolerance of the
-    float32 model's, no further than eager bf16's (with slack)."""
+def test_tiny_decoder_end_to_end(module, backend, kind, head):
+    """A two-layer decoder (with ``head`` the causal LM, its loss the cross-entropy) under the
+    interpreter: every variant runs, its MLPs (experts) are the swapped ones, and its output and
+    embedding gradient are within bf16's tolerance of the float32 model's, no further than eager
+    bf16's (with slack)."""
     module_path = ROOT / "generated" / f"{module}.py"
-    result = run_interpreted(TINY_RUN, module_path, backend or "none", kind)
+    result = run_interpreted(TINY_RUN, module_path, backend or "none", kind, str(head).lower())
     assert result.returncode == 0, result.stderr[-3000:]
     data = json.loads(result.stdout.split("JSON", 1)[1])
     row, mlps = data["row"], data["mlps"]
+    suffix = "ForCausalLM" if head else "Model"
+    family = {"dense": "Llama", "moe": "Mixtral", "gpt_oss": "GptOss"}[kind]
+    assert mlps.pop("classes") == [family + suffix]
+    assert row["head"] is head and row["vocab"] == 64
     if kind != "dense":
         theirs = "MixtralExperts" if kind == "moe" else "GptOssExperts"
         assert mlps == {"eager": theirs, "fused_experts": "FusedExperts"}
@@ -186,7 +206,7 @@ def test_tiny_decoder_end_to_end(module, backend, kind):
     for v in ours:  # no further from float32 than eager bf16 (2x: slack)
         for what in ("out", "grad"):
             assert row[f"{v}_{what}_rel_err"] <= 2 * row[f"eager_{what}_rel_err"], (v, row)
-    assert f"| tiny (16, 2) | {ours[0]} |" in result.stdout
+    assert f"| tiny (16, 2{', LM head 64' if head else ''}) | {ours[0]} |" in result.stdout
 
 
 def test_table_has_every_column_and_ratios_to_eager():
