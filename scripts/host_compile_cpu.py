@@ -1,8 +1,9 @@
 """The host cost of the torch.compile path, measured on any CPU: the module's kernel launches
 are stubbed out (tiny CPU tensors, one thread), so what is timed is Python and dispatch.
 
-1. One operator call from the dispatcher (torch.ops.<OP_NAMESPACE>.glu_fwd / glu_bwd, as a
-   compiled graph calls them) against the Python function it runs (_forward / _backward).
+1. One operator call from the dispatcher (torch.ops.<OP_NAMESPACE>.glu_fwd, and glu_bwd_pass +
+   glu_bwd_gemms, as a compiled graph calls them) against the Python function it runs
+   (_forward / _backward).
 2. A whole MLP training step (gate/up + down) eager and under torch.compile(fullgraph=True):
    FusedGLU + nn.Linear, and a plain-ops (HF-style) SwiGLU MLP for torch.compile's own cost.
 
@@ -55,8 +56,10 @@ def op_calls(tag, mod, x, w, dy):
         f"{tag} _backward": no_grad(
             lambda: mod._backward(dy, x, w, fa, None, (True, True, False), False)
         ),
-        f"{tag} glu_bwd operator": no_grad(
-            lambda: ops.glu_bwd.default(dy, x, w, fa, None, True, True, False)
+        f"{tag} glu_bwd_pass + glu_bwd_gemms operators": no_grad(
+            lambda: ops.glu_bwd_gemms.default(
+                x, w, fa, None, ops.glu_bwd_pass.default(dy, fa, None, False), True, True, False
+            )
         ),
     }
 
