@@ -1,9 +1,9 @@
 """The host cost of the torch.compile path, measured on any CPU: the module's kernel launches
 are stubbed out (tiny CPU tensors, one thread), so what is timed is Python and dispatch.
 
-1. One operator call from the dispatcher (torch.ops.<OP_NAMESPACE>.glu_fwd, and glu_bwd_pass +
-   glu_bwd_gemms, as a compiled graph calls them) against the Python function it runs
-   (_forward / _backward).
+1. The operator calls from the dispatcher (torch.ops.<OP_NAMESPACE>.glu_fwd; glu_bwd_pass +
+   glu_bwd_gemms, or a module's glu_bwd before v0.23, as a compiled graph calls them) against
+   the Python functions they run (_forward / _backward).
 2. A whole MLP training step (gate/up + down) eager and under torch.compile(fullgraph=True):
    FusedGLU + nn.Linear, and a plain-ops (HF-style) SwiGLU MLP for torch.compile's own cost.
 
@@ -50,17 +50,20 @@ def no_grad(fn):
 def op_calls(tag, mod, x, w, dy):
     ops = getattr(torch.ops, mod.OP_NAMESPACE)
     _, fa, _ = mod._forward(x, w, None, True)
+
+    def backward():  # glu_bwd_pass + glu_bwd_gemms (v0.23), or one glu_bwd (a module before it)
+        if hasattr(ops, "glu_bwd_pass"):
+            sums = ops.glu_bwd_pass.default(dy, fa, None, False)
+            return ops.glu_bwd_gemms.default(x, w, fa, None, sums, True, True, False)
+        return ops.glu_bwd.default(dy, x, w, fa, None, True, True, False)
+
     return {
         f"{tag} _forward": no_grad(lambda: mod._forward(x, w, None, True)),
         f"{tag} glu_fwd operator": no_grad(lambda: ops.glu_fwd.default(x, w, None, True)),
         f"{tag} _backward": no_grad(
             lambda: mod._backward(dy, x, w, fa, None, (True, True, False), False)
         ),
-        f"{tag} glu_bwd_pass + glu_bwd_gemms operators": no_grad(
-            lambda: ops.glu_bwd_gemms.default(
-                x, w, fa, None, ops.glu_bwd_pass.default(dy, fa, None, False), True, True, False
-            )
-        ),
+        f"{tag} backward operator(s)": no_grad(backward),
     }
 
 
