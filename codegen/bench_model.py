@@ -5,9 +5,9 @@ layers, attention between the MLPs, every layer's saved activations alive at the
 backward.  This builds a transformers Llama-architecture decoder (LlamaModel: embeddings,
 decoder layers, final norm) at a real model's hidden, intermediate and attention sizes, with
 fewer layers, and times one training step (forward, a loss, backward; no optimizer) with its
-MLPs as they are
-(transformers' LlamaMLP, eager), swapped by the module's ``replace_mlps`` (FusedMLP), as FusedGLU
-+ the down nn.Linear, and as Liger's elementwise kernel between the Linears (when installed).
+MLPs as they are (transformers' LlamaMLP, eager), swapped by the module's ``replace_mlps``
+(FusedMLP), as FusedGLU + the down nn.Linear, and as Liger's elementwise kernel between the
+Linears (when installed).
 A mixture of experts is built as transformers' MixtralModel (Mixtral, Qwen3-MoE, OLMoE sizes)
 or GptOssModel (gpt-oss) and timed with transformers' own experts (torch._grouped_mm where it
 runs) and with the grouped module's ``replace_experts`` (FusedExperts).
