@@ -222,32 +222,60 @@ def _round_order(steps, r):
     return items if r % 2 == 0 else items[::-1]
 
 
-def _interleaved(steps, t, rounds):
-    """{name: median ms} over `rounds` rounds, every implementation once per round (in the
-    order of _round_order)."""
+def _interleaved_samples(steps, t, rounds):
+    """{name: [ms of each round]}: `rounds` rounds, every implementation once per round (in
+    the order of _round_order)."""
     samples = {k: [] for k in steps}
     for r in range(rounds):
         for name, (fn, grads) in _round_order(steps, r):
             samples[name].append(t(fn, grads))
+    return samples
+
+
+def _interleaved(steps, t, rounds):
+    """{name: median ms} over `rounds` interleaved rounds (_interleaved_samples)."""
+    samples = _interleaved_samples(steps, t, rounds)
     return {name: statistics.median(v) for name, v in samples.items()}
 
 
 def measure_steps(steps, prefix, t, rounds, res, floors=None):
-    """Median fwd+bwd ms (interleaved rounds), host µs and peak MiB of each named step.
+    """Median fwd+bwd ms (interleaved rounds), host µs and peak MiB of each named step; each
+    round's ms too (``{prefix}{name}_fwd_bwd_rounds``, for paired_ratio).
 
     ``floors`` ({name: (fn, None)}, optional): the floor's GEMMs, timed in the same rounds
     (listed first, next to the first step) into ``{prefix}{name}_ms``: on an H200 at its power
     limit one GEMM timed alone moves by up to +-9% with what ran before it (perf log v0.18), so
     a floor timed elsewhere is not the floor of these rounds."""
     floors = floors or {}
-    for name, ms in _interleaved({**floors, **steps}, t, rounds).items():
-        res[f"{prefix}{name}_ms" if name in floors else f"{prefix}{name}_fwd_bwd_ms"] = ms
+    for name, v in _interleaved_samples({**floors, **steps}, t, rounds).items():
+        key = f"{prefix}{name}_ms" if name in floors else f"{prefix}{name}_fwd_bwd_ms"
+        res[key] = statistics.median(v)
+        res[key.removesuffix("_ms") + "_rounds"] = v
     for name, us in host_us({name: step for name, (step, _) in steps.items()}).items():
         res[f"{prefix}{name}_host_us"] = us
     for name, (step, params) in steps.items():
         res[f"{prefix}{name}_peak_mib"] = peak_mib(step, params)
         for p in params:
             p.grad = None
+
+
+def paired_ratio(r, a, b):
+    """(median, min, max) over the rounds of ``a``'s time / ``b``'s in the same round (keys
+    without "_ms": e.g. "ours_fwd_bwd", "liger_fwd_bwd"), or None where either has no rounds
+    (not timed, or a report from before v0.23).  Two steps timed back to back share the card's
+    clock and power state, which moves a kernel by up to 10% within seconds on an H200 (perf
+    log v0.23), so the per-round ratio is steadier than the ratio of the two medians, and its
+    spread says whether a difference of a few percent is one."""
+    xs, ys = r.get(f"{a}_rounds"), r.get(f"{b}_rounds")
+    if not xs or not ys:
+        return None
+    ratios = [x / y for x, y in zip(xs, ys)]
+    return statistics.median(ratios), min(ratios), max(ratios)
+
+
+def _fmt_paired(r, a, b):
+    ratio = paired_ratio(r, a, b)
+    return "-" if ratio is None else f"{ratio[0]:.3f} [{ratio[1]:.3f}, {ratio[2]:.3f}]"
 
 
 def peak_mib(step, params):
@@ -581,6 +609,10 @@ def table(results) -> str:
             lambda r: f"{r['compile_fwd_bwd_ms']:.3f}" if "compile_fwd_bwd_ms" in r else "-",
         ),
         ("liger", lambda r: f"{r['liger_fwd_bwd_ms']:.3f}" if "liger_fwd_bwd_ms" in r else "-"),
+        (  # median [min, max] of the rounds' own ratios (reports before v0.23: -)
+            "ours/liger per round",
+            lambda r: _fmt_paired(r, "ours_fwd_bwd", "liger_fwd_bwd"),
+        ),
         ("bwd act/copy BW", lambda r: f"{r['bwd_act_gbps'] / r['copy_gbps']:.2f}"),
         (
             "peak MiB ours/liger/eager",
@@ -616,6 +648,10 @@ def table(results) -> str:
                 if "mlp_fused_fwd_bwd_ms" in r
                 else "-"
             ),
+        ),
+        (
+            "FusedMLP/liger MLP per round",
+            lambda r: _fmt_paired(r, "mlp_fused_fwd_bwd", "mlp_liger_fwd_bwd"),
         ),
         (
             "FusedMLP other dgrad ms",  # FUSED_DGRAD flipped: the path the module does not take

@@ -161,6 +161,12 @@ def test_table_and_json_report():
     # and the other dgrad path's time (FUSED_DGRAD flipped), when it was measured
     row["mlp_fused_alt_dgrad_fwd_bwd_ms"] = 6.543
     assert "6.543" in bench.table([row])
+    # the per-round ratios to Liger (GLU and MLP), when the rounds were kept (v0.23 on)
+    assert "ours/liger per round" in text and "FusedMLP/liger MLP per round" in text
+    row.update({"ours_fwd_bwd_rounds": [3.3, 3.4], "liger_fwd_bwd_rounds": [3.0, 3.4]})
+    row.update({"mlp_fused_fwd_bwd_rounds": [6.0], "mlp_liger_fwd_bwd_rounds": [6.5]})
+    text = bench.table([row])
+    assert "1.050 [1.000, 1.100]" in text and "0.923 [0.923, 0.923]" in text
 
 
 def test_launch_paths_count_the_direct_launches():
@@ -316,6 +322,26 @@ def test_floors_are_timed_in_the_rounds_of_the_steps_they_divide(monkeypatch):
     assert res["mlp_floor_gemm_ms"] == 1.0 and res["mlp_ours_fwd_bwd_ms"] == 3.5
     assert "mlp_floor_gemm_host_us" not in res and "mlp_floor_gemm_peak_mib" not in res
     assert res["mlp_ours_host_us"] == 1.0 and res["mlp_eager_peak_mib"] == 2.0
+    assert (
+        res["mlp_ours_fwd_bwd_rounds"] == [3.5, 3.5] and res["mlp_floor_gemm_rounds"] == [1.0] * 2
+    )
+
+
+def test_paired_ratio_divides_within_each_round():
+    """ours / Liger per round: a clock that moves both steps of a round alike cancels, where
+    the ratio of the two medians would keep it; its spread is printed beside it."""
+    from codegen import bench
+
+    row = {
+        "ours_fwd_bwd_rounds": [10.0, 11.0, 9.0, 12.0],  # the card slower in rounds 2 and 4
+        "liger_fwd_bwd_rounds": [10.0, 11.5, 9.0, 12.6],
+    }
+    median, lo, hi = bench.paired_ratio(row, "ours_fwd_bwd", "liger_fwd_bwd")
+    assert (lo, hi) == (pytest.approx(12.0 / 12.6), 1.0)
+    assert median == pytest.approx((11.0 / 11.5 + 1.0) / 2)
+    assert bench.paired_ratio(row, "ours_fwd_bwd", "eager_fwd_bwd") is None  # not timed
+    assert bench._fmt_paired(row, "ours_fwd_bwd", "liger_fwd_bwd") == "0.978 [0.952, 1.000]"
+    assert bench._fmt_paired({}, "ours_fwd_bwd", "liger_fwd_bwd") == "-"  # a report from before
 
 
 def test_bench_json_says_how_it_was_timed(monkeypatch, tmp_path):
