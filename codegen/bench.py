@@ -247,16 +247,24 @@ def measure_steps(steps, prefix, t, rounds, res, floors=None):
     limit one GEMM timed alone moves by up to +-9% with what ran before it (perf log v0.18), so
     a floor timed elsewhere is not the floor of these rounds."""
     floors = floors or {}
-    for name, v in _interleaved_samples({**floors, **steps}, t, rounds).items():
-        key = f"{prefix}{name}_ms" if name in floors else f"{prefix}{name}_fwd_bwd_ms"
-        res[key] = statistics.median(v)
-        res[key.removesuffix("_ms") + "_rounds"] = v
+    samples = _interleaved_samples({**floors, **steps}, t, rounds)
+    key = {n: f"{prefix}{n}_ms" if n in floors else f"{prefix}{n}_fwd_bwd_ms" for n in samples}
+    res.update(_medians_and_rounds({key[n]: v for n, v in samples.items()}))
     for name, us in host_us({name: step for name, (step, _) in steps.items()}).items():
         res[f"{prefix}{name}_host_us"] = us
     for name, (step, params) in steps.items():
         res[f"{prefix}{name}_peak_mib"] = peak_mib(step, params)
         for p in params:
             p.grad = None
+
+
+def _medians_and_rounds(samples):
+    """{"<what>_ms": [ms of each round]} -> {"<what>_ms": median, "<what>_rounds": the rounds}."""
+    res = {}
+    for key, v in samples.items():
+        res[key] = statistics.median(v)
+        res[key.removesuffix("_ms") + "_rounds"] = v
+    return res
 
 
 def paired_ratio(r, a, b):
@@ -824,7 +832,7 @@ def bench_grouped_shape(mod, shape, routing, rounds=ROUNDS, log=print, device="c
         "activation": mod.ACTIVATION,
         "bias": bias,
         "module": mod.SPEC["name"],
-        **_interleaved(steps, t, rounds),
+        **_medians_and_rounds(_interleaved_samples(steps, t, rounds)),
     }
     del g
     res["floor_ms"] = 3 * res["gmm_ms"]
@@ -853,6 +861,10 @@ def grouped_table(results) -> str:
         (
             "torchtitan",
             lambda r: f"{r['titan_fwd_bwd_ms']:.3f} ({r['titan_fwd_bwd_ms'] / r['ours_fwd_bwd_ms']:.2f}x ours)",
+        ),
+        (  # the speed-up, median [min, max] of the rounds' own ratios (before v0.23: -)
+            "titan/ours per round",
+            lambda r: _fmt_paired(r, "titan_fwd_bwd", "ours_fwd_bwd"),
         ),
         ("fwd / gmm", lambda r: f"{r['ours_fwd_ms']:.3f} ({r['ours_fwd_ms'] / r['gmm_ms']:.3f}x)"),
         ("kept MiB ours/titan", lambda r: f"{r['ours_kept_mib']:.0f}/{r['titan_kept_mib']:.0f}"),

@@ -106,6 +106,9 @@ def test_grouped_table():
     text = bench.grouped_table([row])
     assert "65536,2048,768,128" in text and "1.053x" in text and "1.50x ours" in text
     assert "192/288" in text and "0.0039" in text and "1.250x" in text  # x the step's GEMMs
+    assert "titan/ours per round" in text  # "-": no rounds kept (a report from before v0.23)
+    row.update({"titan_fwd_bwd_rounds": [3.0, 3.3], "ours_fwd_bwd_rounds": [2.0, 2.0]})
+    assert "1.575 [1.500, 1.650]" in bench.grouped_table([row])
 
 
 def test_missing_module_and_generation_options(monkeypatch, tmp_path):
