@@ -4,7 +4,8 @@ The GLU and MLP benches (codegen/bench.py) time one layer.  What a user sees is 
 layers, attention between the MLPs, every layer's saved activations alive at the start of the
 backward.  This builds a transformers Llama-architecture decoder (LlamaModel: embeddings,
 decoder layers, final norm) at a real model's hidden, intermediate and attention sizes, with
-fewer layers, and times one training step (forward, a loss, backward; no optimizer) with its
+fewer layers, and times one training step (forward, a loss, backward; with ``optimizer``
+an AdamW step too) with its
 MLPs as they are (transformers' LlamaMLP, eager), swapped by the module's ``replace_mlps``
 (FusedMLP), as FusedGLU + the down nn.Linear, and as Liger's elementwise kernel between the
 Linears (when installed).
@@ -314,12 +315,22 @@ def _forward(model, ids, probe):
     return h, (h.float() * probe).mean()
 
 
-def _step(model, ids, probe):
+def _step(model, ids, probe, opt=None):
     def step():  # as in a training loop: the last step's gradients freed first, the output
-        model.zero_grad(set_to_none=True)  # dropped before the backward
+        model.zero_grad(set_to_none=True)  # dropped before the backward; the optimizer last
         _forward(model, ids, probe)[1].backward()
+        if opt is not None:
+            opt.step()
 
     return step
+
+
+def _adamw(model):
+    """A training loop's optimizer for ``model``: AdamW (a small learning rate: the timed
+    steps barely move the weights)."""
+    import torch
+
+    return torch.optim.AdamW(model.parameters(), lr=1e-6)
 
 
 def _rel(a, b):
@@ -381,8 +392,9 @@ def _kernel_ms(step, steps=2):
     return sum(e.device_time_total for e in prof.events() if e.device_type == cuda) / steps / 1e3
 
 
-def _memory(model, ids, probe):
-    """(peak MiB of a step, kept MiB between forward and backward), gradients freed before."""
+def _memory(model, ids, probe, opt=None):
+    """(peak MiB of a step, kept MiB between forward and backward), gradients freed before;
+    with ``opt`` its step too (its state, made by earlier steps, counts as allocated before)."""
     import torch
 
     model.zero_grad(set_to_none=True)
@@ -394,6 +406,8 @@ def _memory(model, ids, probe):
     kept = torch.cuda.memory_allocated() - base - out.untyped_storage().nbytes()
     del out  # as in _step: only the loss lives on to the backward
     loss.backward()
+    if opt is not None:
+        opt.step()
     torch.cuda.synchronize()
     peak = torch.cuda.max_memory_allocated() - base
     model.zero_grad(set_to_none=True)
@@ -413,11 +427,14 @@ def bench_model(
     config=None,
     compile_backend=None,
     head=False,
+    optimizer=False,
 ):
     """One row: every variant's step at model ``name``'s sizes, ``layers`` layers, ``batch``
     sequences of ``seq`` tokens (``config``: another LlamaConfig, the CPU tests' tiny one;
     ``compile_backend``: also the compiled models, e.g. "inductor"; ``head``: the causal LM
-    and its cross-entropy loss instead of the decoder and a probe loss)."""
+    and its cross-entropy loss instead of the decoder and a probe loss; ``optimizer``: each
+    step ends with an AdamW step, torch's default implementation for the device, after the
+    errors are measured: every variant starts from the same weights)."""
     import torch
 
     config = config or model_config(name, layers, _model_act(mod, name), head)
@@ -436,6 +453,7 @@ def bench_model(
         "model": name,
         "head": head,
         "vocab": config.vocab_size,
+        "optimizer": "AdamW" if optimizer else None,
         "module": mod.SPEC["name"],
         "tokens": batch * seq,
         "batch": batch,
@@ -459,8 +477,10 @@ def bench_model(
     for variant, (out_err, grad_err) in _errors(models, ids, probe).items():
         res[f"{variant}_out_rel_err"] = out_err
         res[f"{variant}_grad_rel_err"] = grad_err
-    steps = {variant: _step(model, ids, probe) for variant, model in models.items()}
-    for step in steps.values():  # warm-up: compiles the kernels, fills the launch plans
+    opts = {v: _adamw(model) if optimizer else None for v, model in models.items()}
+    steps = {v: _step(model, ids, probe, opts[v]) for v, model in models.items()}
+    for step in steps.values():  # warm-up: compiles the kernels, fills the launch plans (and
+        # makes the optimizer's state)
         step()
     timer = timer or _cuda_timer
     samples = {variant: [] for variant in steps}
@@ -475,7 +495,8 @@ def bench_model(
         for variant, us in host_us(steps, n=1, rounds=2 * rounds + 1).items():
             res[f"{variant}_host_us"] = us
         for variant, model in models.items():
-            res[f"{variant}_peak_mib"], res[f"{variant}_kept_mib"] = _memory(model, ids, probe)
+            peak_kept = _memory(model, ids, probe, opts[variant])
+            res[f"{variant}_peak_mib"], res[f"{variant}_kept_mib"] = peak_kept
     for model in models.values():
         model.zero_grad(set_to_none=True)
     log(f"{name}: {batch}x{seq} tokens, {layers} layers: done")
@@ -499,6 +520,7 @@ def table(rows) -> str:
         where = f"{r['tokens']}, {r['layers']}" + (
             f", LM head {r['vocab']}" if r.get("head") else ""
         )
+        where += f", {r['optimizer']}" if r.get("optimizer") else ""
         for v in r["variants"]:
             k = r.get(f"{v}_kernel_ms")
             breaks = r.get(f"{v}_graph_breaks")
@@ -517,7 +539,15 @@ def table(rows) -> str:
 
 
 def run_cli(
-    module, models, layers, seq, out_dir: Path, log=print, compile=False, head=False
+    module,
+    models,
+    layers,
+    seq,
+    out_dir: Path,
+    log=print,
+    compile=False,
+    head=False,
+    optimizer=False,
 ) -> list[dict]:
     """`swiglu-gen bench-model`: raises BenchError for what the user must fix (exit 2)."""
     from .bench import load_module, require_cuda
@@ -545,7 +575,17 @@ def run_cli(
     for name, batch, s in parsed:
         backend = "inductor" if compile else None
         rows.append(
-            bench_model(mod, name, batch, s, layers, log=log, compile_backend=backend, head=head)
+            bench_model(
+                mod,
+                name,
+                batch,
+                s,
+                layers,
+                log=log,
+                compile_backend=backend,
+                head=head,
+                optimizer=optimizer,
+            )
         )
         torch.cuda.empty_cache()
         (out_dir / "bench-model.json").write_text(

@@ -412,7 +412,13 @@ def bench(modules, shapes, models, list_models, out_dir, no_compile):
     help="The causal LM: the model's LM head at its real vocabulary (tied where the model ties "
     "it) and next-token cross-entropy as the loss, instead of a probe of the last hidden state.",
 )
-def bench_model(module, models, layers, seq, out_dir, do_compile, head):
+@click.option(
+    "--optimizer",
+    is_flag=True,
+    help="End every step with an AdamW step (torch's default implementation for the device), "
+    "as a training loop does; its state is made in the warm-up, before the peak is measured.",
+)
+def bench_model(module, models, layers, seq, out_dir, do_compile, head, optimizer):
     """Time a whole decoder's training step with the module's MLPs swapped in (needs a GPU and
     transformers): eager LlamaMLP vs replace_mlps (FusedMLP) vs FusedGLU + Linear vs Liger."""
     from .bench import BenchError
@@ -428,6 +434,7 @@ def bench_model(module, models, layers, seq, out_dir, do_compile, head):
             log=lambda s: click.echo(s, err=True),
             compile=do_compile,
             head=head,
+            optimizer=optimizer,
         )
     except BenchError as e:
         raise GenError(str(e)) from None

@@ -126,6 +126,7 @@ from codegen import bench, bench_model as bm
 mod = bench.load_module(sys.argv[1])
 backend = None if sys.argv[3] == "none" else sys.argv[3]
 head = sys.argv[5] == "true"
+optimizer = sys.argv[6] == "true"
 sizes = dict(vocab_size=64, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
              num_key_value_heads=1, head_dim=16, use_cache=False, tie_word_embeddings=head)
 if sys.argv[4] == "gpt_oss":
@@ -145,7 +146,7 @@ def timer(fn):
     return (time.perf_counter() - t0) * 1e3
 
 row = bm.bench_model(mod, "tiny", 2, 8, rounds=1, device="cpu", timer=timer, config=config,
-                     log=lambda s: None, compile_backend=backend, head=head)
+                     log=lambda s: None, compile_backend=backend, head=head, optimizer=optimizer)
 models = bm.build_variants(mod, config, "cpu", head=head)
 block = "experts" if sys.argv[4] != "dense" else None
 mlps = {k: type(bm.decoder(m).layers[1].mlp).__name__ for k, m in models.items()}
@@ -158,24 +159,25 @@ print("JSON" + json.dumps({"row": row, "mlps": mlps}))
 
 
 @pytest.mark.parametrize(
-    "module, backend, kind, head",
+    "module, backend, kind, head, optimizer",
     [
-        ("glu_silu_bf16_bn128_sm90", None, "dense", False),
-        ("glu_gelu_tanh_bf16_bn128_sm90", None, "dense", False),
-        ("glu_silu_bf16_bn128_sm90", "aot_eager", "dense", False),  # --compile's (Inductor: GPU)
-        ("glu_silu_bf16_bn128_sm90", None, "dense", True),  # --head: LlamaForCausalLM, tied
-        ("glu_silu_bf16_bn128_sm90_grouped", None, "moe", False),
-        ("glu_silu_bf16_bn128_sm90_grouped", None, "moe", True),
-        ("glu_swiglu_oai_bf16_bn64_sm90_grouped", None, "gpt_oss", False),
+        ("glu_silu_bf16_bn128_sm90", None, "dense", False, False),
+        ("glu_gelu_tanh_bf16_bn128_sm90", None, "dense", False, False),
+        ("glu_silu_bf16_bn128_sm90", "aot_eager", "dense", False, False),  # --compile's
+        ("glu_silu_bf16_bn128_sm90", None, "dense", True, True),  # --head --optimizer, tied
+        ("glu_silu_bf16_bn128_sm90_grouped", None, "moe", False, False),
+        ("glu_silu_bf16_bn128_sm90_grouped", None, "moe", True, False),
+        ("glu_swiglu_oai_bf16_bn64_sm90_grouped", None, "gpt_oss", True, True),
     ],
 )
-def test_tiny_decoder_end_to_end(module, backend, kind, head):
+def test_tiny_decoder_end_to_end(module, backend, kind, head, optimizer):
     """A two-layer decoder (with ``head`` the causal LM, its loss the cross-entropy) under the
     interpreter: every variant runs, its MLPs (experts) are the swapped ones, and its output and
     embedding gradient are within bf16's tolerance of the float32 model's, no further than eager
     bf16's (with slack)."""
     module_path = ROOT / "generated" / f"{module}.py"
-    result = run_interpreted(TINY_RUN, module_path, backend or "none", kind, str(head).lower())
+    flags = str(head).lower(), str(optimizer).lower()
+    result = run_interpreted(TINY_RUN, module_path, backend or "none", kind, *flags)
     assert result.returncode == 0, result.stderr[-3000:]
     data = json.loads(result.stdout.split("JSON", 1)[1])
     row, mlps = data["row"], data["mlps"]
@@ -183,6 +185,7 @@ def test_tiny_decoder_end_to_end(module, backend, kind, head):
     family = {"dense": "Llama", "moe": "Mixtral", "gpt_oss": "GptOss"}[kind]
     assert mlps.pop("classes") == [family + suffix]
     assert row["head"] is head and row["vocab"] == 64
+    assert row["optimizer"] == ("AdamW" if optimizer else None)
     if kind != "dense":
         theirs = "MixtralExperts" if kind == "moe" else "GptOssExperts"
         assert mlps == {"eager": theirs, "fused_experts": "FusedExperts"}
@@ -206,7 +209,38 @@ def test_tiny_decoder_end_to_end(module, backend, kind, head):
     for v in ours:  # no further from float32 than eager bf16 (2x: slack)
         for what in ("out", "grad"):
             assert row[f"{v}_{what}_rel_err"] <= 2 * row[f"eager_{what}_rel_err"], (v, row)
-    assert f"| tiny (16, 2{', LM head 64' if head else ''}) | {ours[0]} |" in result.stdout
+    where = "16, 2" + (", LM head 64" if head else "") + (", AdamW" if optimizer else "")
+    assert f"| tiny ({where}) | {ours[0]} |" in result.stdout
+
+
+def test_a_step_ends_with_the_optimizer_step():
+    """--optimizer: zero_grad, forward, backward, then the optimizer's step, each step."""
+    import torch
+
+    calls = []
+
+    class Decoder(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = torch.nn.Parameter(torch.ones(3))
+
+        def forward(self, input_ids):
+            calls.append("forward")
+            h = (input_ids[..., None].float() * self.w).requires_grad_()
+            h.register_hook(lambda g: calls.append("backward"))
+            return type("Out", (), {"last_hidden_state": h})
+
+    class Opt:
+        def step(self):
+            calls.append("step")
+
+    model = Decoder()
+    step = bench_model._step(model, torch.ones(1, 2), torch.ones(1, 2, 3), Opt())
+    step()
+    step()
+    assert calls == ["forward", "backward", "step"] * 2
+    assert model.w.grad is not None
+    assert isinstance(bench_model._adamw(model), torch.optim.AdamW)
 
 
 def test_table_has_every_column_and_ratios_to_eager():
