@@ -3,26 +3,46 @@ profiled steps (torch.profiler, CUDA activity), per path of the module (as shipp
 buffer; one autograd node) and Liger's, with each path's step time in interleaved rounds.
 
     PYTHONPATH=. python scripts/layer_kernels.py MODULE.py --shape 8192,4096,14336 [--rounds 8]
+        [--smoke]
+
+--smoke: a tiny shape on the CPU under TRITON_INTERPRET=1 (wall clock, the profiler's CPU
+activity: a check that the script runs, not a measurement).  Results: $OUT/layer_kernels.json
+(or build/) as well as the printed tables.
 """
 
 import argparse
 import collections
+import os
 import statistics
+import sys
+import time
 
-import torch
-from torch.profiler import ProfilerActivity, profile
+SMOKE = "--smoke" in sys.argv
+if SMOKE:
+    os.environ["TRITON_INTERPRET"] = "1"  # before the module's kernels are decorated
 
-from codegen.bench import _liger, load_module
+import torch  # noqa: E402
+from torch.profiler import ProfilerActivity, profile  # noqa: E402
+
+sys.path.insert(0, ".")
+sys.path.insert(0, "tests")
+from codegen.bench import _liger, _round_order, load_module, write_results  # noqa: E402
+
+DEVICE = "cpu" if SMOKE else "cuda"
 
 
 def steps(mod, M, K, N):
-    """{path: step()} for the shape; each step is forward, then backward of a fixed dy."""
-    gen = torch.Generator(device="cuda").manual_seed(0)
-    x = torch.randn(M, K, device="cuda", dtype=mod.DTYPE, generator=gen).requires_grad_()
-    gate = torch.randn(N, K, device="cuda", dtype=mod.DTYPE, generator=gen) * K**-0.5
-    up = torch.randn(N, K, device="cuda", dtype=mod.DTYPE, generator=gen) * K**-0.5
+    """{path: step()} for the shape; each step is forward, then backward of a fixed dy (the
+    gradients freed after it, as a training loop's zero_grad does)."""
+    gen = torch.Generator(device=DEVICE).manual_seed(0)
+
+    def randn(*shape, scale=1.0):
+        return (torch.randn(*shape, device=DEVICE, generator=gen) * scale).to(mod.DTYPE)
+
+    x = randn(M, K).requires_grad_()
+    gate, up = randn(N, K, scale=K**-0.5), randn(N, K, scale=K**-0.5)
     packed = mod.pack_weight(gate, up).requires_grad_()
-    dy = torch.randn(M, N, device="cuda", dtype=mod.DTYPE, generator=gen)
+    dy = randn(M, N)
 
     def with_flags(**flags):
         def step():
@@ -34,6 +54,7 @@ def steps(mod, M, K, N):
             finally:
                 for k, v in old.items():
                     setattr(mod, k, v)
+                x.grad = packed.grad = None
 
         return step
 
@@ -46,11 +67,21 @@ def steps(mod, M, K, N):
     if liger is not None:
         g = gate.clone().requires_grad_()
         u = up.clone().requires_grad_()
-        paths["liger"] = lambda: liger(x, g, u).backward(dy)
+
+        def liger_step():
+            liger(x, g, u).backward(dy)
+            x.grad = g.grad = u.grad = None
+
+        paths["liger"] = liger_step
     return paths
 
 
 def timed(step, n=5):
+    """ms per step, ``n`` steps back to back (CUDA events; the wall clock with --smoke)."""
+    if SMOKE:
+        t0 = time.perf_counter()
+        step()
+        return (time.perf_counter() - t0) * 1e3
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     torch.cuda.synchronize()
     start.record()
@@ -62,49 +93,71 @@ def timed(step, n=5):
 
 
 def kernels(step, n=3):
-    """[(kernel name, calls per step, µs per step)], longest first."""
+    """[(kernel name, calls per step, µs per step)], longest first (with --smoke: the CPU
+    operators' own time instead)."""
     step()
-    torch.cuda.synchronize()
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+    activity, kind = (
+        (ProfilerActivity.CPU, torch.autograd.DeviceType.CPU)
+        if SMOKE
+        else (ProfilerActivity.CUDA, torch.autograd.DeviceType.CUDA)
+    )
+    if not SMOKE:
+        torch.cuda.synchronize()
+    with profile(activities=[activity]) as prof:
         for _ in range(n):
             step()
-        torch.cuda.synchronize()
+        if not SMOKE:
+            torch.cuda.synchronize()
     total = collections.defaultdict(lambda: [0, 0.0])
-    cuda = torch.autograd.DeviceType.CUDA
     for e in prof.events():
-        if e.device_type == cuda:
+        if e.device_type == kind:
             total[e.name][0] += 1
-            total[e.name][1] += e.device_time_total
+            total[e.name][1] += e.self_cpu_time_total if SMOKE else e.device_time_total
     rows = [(name, c / n, us / n) for name, (c, us) in total.items()]
     return sorted(rows, key=lambda r: -r[2])
 
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("module")
-    ap.add_argument("--shape", action="append", required=True)
+    ap.add_argument("module", nargs="?", default="generated/glu_silu_bf16_bn128_sm90.py")
+    ap.add_argument("--shape", action="append")
     ap.add_argument("--rounds", type=int, default=8)
+    ap.add_argument("--smoke", action="store_true")
     args = ap.parse_args()
     mod = load_module(args.module)
-    print(f"{mod.SPEC['name']}, {torch.cuda.get_device_name()}, torch {torch.__version__}")
-    for text in args.shape:
-        M, K, N = map(int, text.split(","))
+    if SMOKE:
+        from interpreter_patch import widen_bf16_dot
+
+        widen_bf16_dot()
+        shapes, rounds = [(40, 32, 2 * mod.CHUNK)], 2
+    else:
+        if not args.shape:
+            ap.error("--shape M,K,N is required (one or more)")
+        shapes, rounds = [tuple(map(int, s.split(","))) for s in args.shape], args.rounds
+    gpu = "CPU (smoke)" if SMOKE else torch.cuda.get_device_name()
+    print(f"{mod.SPEC['name']}, {gpu}, torch {torch.__version__}")
+    res = {}
+    for M, K, N in shapes:
         paths = steps(mod, M, K, N)
         for step in paths.values():  # warm-up: compiles, fills the launch plans
             step()
         samples = collections.defaultdict(list)
-        for r in range(args.rounds):
-            order = list(paths.items())
-            for name, step in order if r % 2 == 0 else order[::-1]:
+        for r in range(rounds):
+            for name, step in _round_order(paths, r):
                 samples[name].append(timed(step))
-        print(f"\n## {M}x{K}x{N}: step ms (median of {args.rounds} interleaved rounds)")
+        print(f"\n## {M}x{K}x{N}: step ms (median of {rounds} interleaved rounds)")
+        row = {"ms": {}, "kernels": {}}
         for name, v in samples.items():
+            row["ms"][name] = statistics.median(v)
             print(f"{name:12s} {statistics.median(v):8.3f}  (min {min(v):.3f}, max {max(v):.3f})")
         for name, step in paths.items():
             rows = kernels(step)
+            row["kernels"][name] = rows
             print(f"\n{name}: {sum(r[2] for r in rows) / 1e3:.3f} ms of kernels per step")
             for kname, calls, us in rows:
                 print(f"  {us:9.1f} us  {calls:4.1f}x  {kname[:110]}")
+        res[f"{M}x{K}x{N}"] = row
+    write_results("layer_kernels.json", res)
 
 
 if __name__ == "__main__":

@@ -39,6 +39,18 @@ def test_ab_math_smoke_runs_both_modules_and_checks_their_errors(tmp_path):
     assert 0.1 < row["aa_train_fwd"] < 10  # the A/A control was timed
 
 
+def test_layer_kernels_smoke_times_and_profiles_every_path(tmp_path):
+    rows = smoke("layer_kernels.py", "layer_kernels.json", tmp_path)
+    assert len(rows) == 1
+    row = next(iter(rows.values()))
+    paths = {"shipped", "one_buffer", "one_node"}  # and "liger" where Liger is installed
+    assert paths <= set(row["ms"]) and set(row["ms"]) == set(row["kernels"])
+    assert all(v > 0 for v in row["ms"].values())
+    for name in paths:  # every path ran its forward and backward
+        names = {k for k, _, _ in row["kernels"][name]}
+        assert any("Backward" in k for k in names), (name, names)
+
+
 def test_gpu_tests_script_runs_each_file_and_reports_failures(tmp_path):
     """scripts/gpu_tests.sh: one pytest process per file, a summary line per file with its
     failed tests, exit status 1 when any file failed (here with two small stand-in files)."""
