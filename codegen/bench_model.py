@@ -174,14 +174,20 @@ def _hf_act(mod) -> str:
     return hf_act
 
 
+def _require_experts(mod, what):
+    """BenchError unless ``mod`` is a grouped module (it has replace_experts)."""
+    if not hasattr(mod, "replace_experts"):
+        raise BenchError(
+            f"{what}: a mixture of experts needs a grouped module (swiglu-gen --grouped, which "
+            f"has replace_experts); {mod.SPEC['name']} is not one"
+        )
+
+
 def _model_act(mod, name) -> str | None:
     """The hidden_act for model ``name`` built for module ``mod`` (None for gpt-oss); raises
     BenchError where the module cannot replace that model's MLPs or experts."""
-    if name in MOE_ATTENTION and not hasattr(mod, "replace_experts"):
-        raise BenchError(
-            f"--model {name}: a mixture of experts needs a grouped module (swiglu-gen "
-            f"--grouped, which has replace_experts); {mod.SPEC['name']} is not one"
-        )
+    if name in MOE_ATTENTION:
+        _require_experts(mod, f"--model {name}")
     if name in GPT_OSS:
         if mod.ACTIVATION != "swiglu_oai":
             raise BenchError(
@@ -206,50 +212,37 @@ def decoder(model):
     return model.model if hasattr(model, "lm_head") else model
 
 
-def _moe_variants(mod, config, device, compile_backend, head):
-    """{variant: MixtralModel or GptOssModel (their causal LMs with ``head``)}: transformers'
-    own experts (its default implementation, torch._grouped_mm where it runs) and
-    replace_experts' FusedExperts."""
-    import torch
-
-    if not hasattr(mod, "replace_experts"):
-        raise BenchError(
-            f"{mod.SPEC['name']}: a mixture of experts needs a grouped module (swiglu-gen "
-            "--grouped), which has replace_experts"
-        )
-    torch.manual_seed(0)
-    eager = _model_class(config, head)(config).to(device=device, dtype=mod.DTYPE)
-    fused = copy.deepcopy(eager)
+def _swapped(model, replace, layers):
+    """A copy of ``model`` with the module's ``replace`` (replace_mlps, replace_experts) applied:
+    one module swapped per decoder layer, else BenchError (exit 2)."""
+    fused = copy.deepcopy(model)
+    name = replace.__name__
     try:
-        swapped = mod.replace_experts(fused)
+        swapped = replace(fused)
     except ValueError as e:
-        raise BenchError(f"replace_experts: {e}") from None
-    if len(swapped) != config.num_hidden_layers:
-        raise BenchError(f"replace_experts swapped {len(swapped)} modules, expected one per layer")
-    return _trained({"eager": eager, "fused_experts": fused}, compile_backend, "fused_experts")
+        raise BenchError(f"{name}: {e}") from None
+    if len(swapped) != layers:
+        raise BenchError(f"{name} swapped {len(swapped)} modules, expected one per layer")
+    return fused
 
 
 def build_variants(mod, config, device, with_liger=True, compile_backend=None, head=False):
     """{variant: LlamaModel (LlamaForCausalLM with ``head``)}: the same weights in each, the
     MLPs swapped per variant; with a ``compile_backend`` also eager's and FusedMLP's models
     under torch.compile.  A mixture of experts (a MixtralConfig, GptOssConfig): transformers'
-    experts and FusedExperts (_moe_variants)."""
+    experts and replace_experts' FusedExperts instead."""
     import torch
 
-    if hasattr(config, "num_local_experts"):  # Mixtral, gpt-oss
-        return _moe_variants(mod, config, device, compile_backend, head)
+    moe = hasattr(config, "num_local_experts")  # Mixtral, gpt-oss
+    if moe:
+        _require_experts(mod, type(config).__name__)
     torch.manual_seed(0)
     eager = _model_class(config, head)(config).to(device=device, dtype=mod.DTYPE)
-    models = {"eager": eager}
-
-    fused_mlp = copy.deepcopy(eager)
-    try:
-        swapped = mod.replace_mlps(fused_mlp)
-    except ValueError as e:
-        raise BenchError(f"replace_mlps: {e}") from None
-    if len(swapped) != config.num_hidden_layers:
-        raise BenchError(f"replace_mlps swapped {len(swapped)} MLPs, expected one per layer")
-    models["fused_mlp"] = fused_mlp
+    layers = config.num_hidden_layers
+    if moe:  # transformers' own experts (torch._grouped_mm where it runs) and FusedExperts
+        fused = _swapped(eager, mod.replace_experts, layers)
+        return _trained({"eager": eager, "fused_experts": fused}, compile_backend, "fused_experts")
+    models = {"eager": eager, "fused_mlp": _swapped(eager, mod.replace_mlps, layers)}
 
     class FusedGLUMLP(torch.nn.Module):  # README's drop-in: FusedGLU + the down nn.Linear
         def __init__(self, mlp):

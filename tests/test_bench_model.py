@@ -148,10 +148,11 @@ def timer(fn):
 row = bm.bench_model(mod, "tiny", 2, 8, rounds=1, device="cpu", timer=timer, config=config,
                      log=lambda s: None, compile_backend=backend, head=head, optimizer=optimizer)
 models = bm.build_variants(mod, config, "cpu", head=head)
-block = "experts" if sys.argv[4] != "dense" else None
-mlps = {k: type(bm.decoder(m).layers[1].mlp).__name__ for k, m in models.items()}
-if block:
-    mlps = {k: type(bm.decoder(m).layers[1].mlp.experts).__name__ for k, m in models.items()}
+def swapped(model):  # the second layer's MLP, or its experts
+    mlp = bm.decoder(model).layers[1].mlp
+    return mlp if sys.argv[4] == "dense" else mlp.experts
+
+mlps = {k: type(swapped(m)).__name__ for k, m in models.items()}
 mlps["classes"] = sorted({type(m).__name__ for m in models.values()})
 print(bm.table([row]))
 print("JSON" + json.dumps({"row": row, "mlps": mlps}))
