@@ -50,6 +50,9 @@ def no_grad(fn):
 def op_calls(tag, mod, x, w, dy):
     ops = getattr(torch.ops, mod.OP_NAMESPACE)
     _, fa, _ = mod._forward(x, w, None, True)
+    fwd_args = (x, w, None, True)
+    if len(ops.glu_fwd.default._schema.arguments) == 5:  # v0.24: the split point, n_a
+        fwd_args += (w.shape[0] // 2,)
 
     def backward():  # glu_bwd_pass + glu_bwd_gemms (v0.23), or one glu_bwd (a module before it)
         if hasattr(ops, "glu_bwd_pass"):
@@ -59,7 +62,7 @@ def op_calls(tag, mod, x, w, dy):
 
     return {
         f"{tag} _forward": no_grad(lambda: mod._forward(x, w, None, True)),
-        f"{tag} glu_fwd operator": no_grad(lambda: ops.glu_fwd.default(x, w, None, True)),
+        f"{tag} glu_fwd operator": no_grad(lambda: ops.glu_fwd.default(*fwd_args)),
         f"{tag} _backward": no_grad(
             lambda: mod._backward(dy, x, w, fa, None, (True, True, False), False)
         ),
