@@ -4,7 +4,7 @@ Big steps (>= LOW_PEAK_MIN_FLOP) run glu's backward as two autograd nodes and, w
 the in-network peak by >= SPLIT_MIN_SAVING to within SPLIT_MAX_OVER_FLOOR of 3MN (v0.21), keep the
 factors of the two halves of the hidden units in separate buffers (more GEMM calls and a copy of
 grad_W: README "Peak memory").  Per
-shape, the module as shipped and each path forced: one node (LOW_PEAK_MIN_FLOP = inf), two
+shape, the module as shipped and each path forced: one node (LOW_PEAK_MIN_FLOP = TWO_NODES_MIN_FLOP = inf), two
 nodes with one buffer (LOW_PEAK_MIN_FLOP = 0, SPLIT_FACTORS = False), the low-peak rule as a big
 step gets it (LOW_PEAK_MIN_FLOP = 0: two nodes, split where it saves), beside Liger's SwiGLU
 (F.linear x2 + LigerSiLUMulFunction) and eager PyTorch: fwd+bwd ms (same rounds, every other
@@ -68,7 +68,10 @@ def main():
         dy = torch.randn(M, N, device="cuda", dtype=mod.DTYPE)
         calls = {
             "shipped": (mod.glu, (x, w)),
-            "one_node": (with_flags(mod, mod.glu, LOW_PEAK_MIN_FLOP=math.inf), (x, w)),
+            "one_node": (
+                with_flags(mod, mod.glu, LOW_PEAK_MIN_FLOP=math.inf, TWO_NODES_MIN_FLOP=math.inf),
+                (x, w),
+            ),
             "two_nodes": (
                 with_flags(mod, mod.glu, LOW_PEAK_MIN_FLOP=0, SPLIT_FACTORS=False),
                 (x, w),

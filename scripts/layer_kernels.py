@@ -61,7 +61,7 @@ def steps(mod, M, K, N):
     paths = {
         "shipped": with_flags(),
         "one_buffer": with_flags(SPLIT_FACTORS=False),
-        "one_node": with_flags(LOW_PEAK_MIN_FLOP=float("inf")),
+        "one_node": with_flags(LOW_PEAK_MIN_FLOP=float("inf"), TWO_NODES_MIN_FLOP=float("inf")),
     }
     liger = _liger(mod.ACTIVATION)
     if liger is not None:
