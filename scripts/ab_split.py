@@ -104,11 +104,13 @@ def main():
             "in_network_peak_mib": peaks,
             "dy_held_peak_mib": held,
             "shipped_low_peak": mod._low_peak(M, K, N),
+            "shipped_two_nodes": getattr(mod, "_two_nodes", mod._low_peak)(M, K, N),  # v0.24
             "rule_splits": with_split,
         }
         res[f"{M}x{K}x{N}"] = row
         print(
-            f"{M}x{K}x{N} (shipped: {'low-peak' if row['shipped_low_peak'] else 'one node'}; "
+            f"{M}x{K}x{N} (shipped: {'two nodes' if row['shipped_two_nodes'] else 'one node'}"
+            f"{', may split' if row['shipped_low_peak'] else ''}; "
             f"the low-peak rule {'splits' if with_split else 'keeps one buffer'}): ms / host µs / "
             "peak MiB in a network, dy held",
             flush=True,
