@@ -1,8 +1,8 @@
-"""What the second autograd node of glu's big-step backward costs on a GPU host, op by op: the
-host µs per queued step of one node, two nodes (one factor buffer) and eager PyTorch
-(codegen.bench.host_us, interleaved, three medians), then a torch.profiler CPU trace of 40
-queued steps of each path: every ATen op, autograd node and Python-side record function with
-its self CPU time per step, the largest first.
+"""What the low-peak paths of glu's backward cost on a GPU host, op by op: the host µs per
+queued step of one node, two nodes (one factor buffer), two nodes with split buffers and eager
+PyTorch (codegen.bench.host_us, interleaved, three medians; the paths of host_profile_gpu.py),
+then a torch.profiler CPU trace of 40 queued steps of each path: every ATen op, autograd node
+and Python-side record function with its self CPU time per step, the largest first.
 
     PYTHONPATH=. python scripts/host_nodes_profile.py [MODULE.py] [--shape M,K,N]
 
@@ -10,7 +10,6 @@ Results: $OUT/host_nodes_profile.json (or build/).
 """
 
 import argparse
-import math
 import statistics
 import sys
 
@@ -18,13 +17,9 @@ import torch
 from torch.profiler import ProfilerActivity, profile
 
 sys.path.insert(0, ".")
-from codegen.bench import _eager_glu, host_us, load_module, write_results  # noqa: E402
+from codegen.bench import host_us, write_results  # noqa: E402
+from scripts.host_profile_gpu import path_modules, path_steps  # noqa: E402
 
-PATHS = {  # name: module constants
-    "one node": {"LOW_PEAK_MIN_FLOP": math.inf, "TWO_NODES_MIN_FLOP": math.inf},
-    "two nodes": {"LOW_PEAK_MIN_FLOP": 0, "SPLIT_FACTORS": False},
-    "two nodes, split": {"LOW_PEAK_MIN_FLOP": 0},
-}
 STEPS = 40
 
 
@@ -34,37 +29,9 @@ def main():
     ap.add_argument("--shape", default="8192,4096,14336")
     args = ap.parse_args()
     M, K, N = map(int, args.shape.split(","))
-    mods = {}
-    for name, constants in PATHS.items():
-        mod = load_module(args.module)
-        for k, v in constants.items():
-            setattr(mod, k, v)
-        mods[name] = mod
+    mods = path_modules(args.module)
     first = next(iter(mods.values()))
-    dt = first.DTYPE
-    x = torch.randn(M, K, device="cuda", dtype=dt, requires_grad=True)
-    w = (torch.randn(2 * N, K, device="cuda") / K**0.5).to(dt).requires_grad_()
-    wc = w.detach().clone().requires_grad_()
-    dy = torch.randn(M, N, device="cuda", dtype=dt)
-    eager_glu = _eager_glu(first)
-
-    def reset():
-        x.grad = w.grad = wc.grad = None
-
-    steps = {}
-    for name, mod in mods.items():
-
-        def step(mod=mod):
-            mod.glu(x, w).backward(dy)
-            reset()
-
-        steps[name] = step
-
-    def eager():
-        eager_glu(x, wc).backward(dy)
-        reset()
-
-    steps["eager"] = eager
+    steps = path_steps(mods, M, K, N)
     for step in steps.values():
         for _ in range(3):
             step()

@@ -28,6 +28,47 @@ PATHS = {  # name: module constants
 }
 
 
+def path_modules(module):
+    """{path: a copy of the module with that path's constants} (PATHS)."""
+    mods = {}
+    for name, constants in PATHS.items():
+        mod = load_module(module)
+        for k, v in constants.items():
+            setattr(mod, k, v)
+        mods[name] = mod
+    return mods
+
+
+def path_steps(mods, M, K, N):
+    """{path: step()} for each module copy and "eager" (PyTorch): a glu training step on
+    [M, K] x [2N, K] with a fixed dy, the gradients freed after it (as zero_grad does)."""
+    dt = next(iter(mods.values())).DTYPE
+    x = torch.randn(M, K, device="cuda", dtype=dt, requires_grad=True)
+    w = (torch.randn(2 * N, K, device="cuda") / K**0.5).to(dt).requires_grad_()
+    wc = w.detach().clone().requires_grad_()
+    dy = torch.randn(M, N, device="cuda", dtype=dt)
+    eager_glu = _eager_glu(next(iter(mods.values())))
+
+    def reset():
+        x.grad = w.grad = wc.grad = None
+
+    steps = {}
+    for name, mod in mods.items():
+
+        def step(mod=mod):
+            mod.glu(x, w).backward(dy)
+            reset()
+
+        steps[name] = step
+
+    def eager():
+        eager_glu(x, wc).backward(dy)
+        reset()
+
+    steps["eager"] = eager
+    return steps
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("module")
@@ -35,42 +76,14 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--profile", action="store_true")
     args = ap.parse_args()
-    mods = {}
-    for name, constants in PATHS.items():
-        mod = load_module(args.module)
-        for k, v in constants.items():
-            setattr(mod, k, v)
-        mods[name] = mod
+    mods = path_modules(args.module)
     first = next(iter(mods.values()))
     print(
         f"{torch.cuda.get_device_name()} torch {torch.__version__} triton {first.triton.__version__}"
     )
     for shape in args.shape:
         M, K, N = map(int, shape.split(","))
-        dt = first.DTYPE
-        x = torch.randn(M, K, device="cuda", dtype=dt, requires_grad=True)
-        w = (torch.randn(2 * N, K, device="cuda") / K**0.5).to(dt).requires_grad_()
-        wc = w.detach().clone().requires_grad_()
-        dy = torch.randn(M, N, device="cuda", dtype=dt)
-        eager_glu = _eager_glu(first)
-
-        def reset():
-            x.grad = w.grad = wc.grad = None
-
-        steps = {}
-        for name, mod in mods.items():
-
-            def step(mod=mod):
-                mod.glu(x, w).backward(dy)
-                reset()
-
-            steps[name] = step
-
-        def eager():
-            eager_glu(x, wc).backward(dy)
-            reset()
-
-        steps["eager"] = eager
+        steps = path_steps(mods, M, K, N)
         for step in steps.values():
             step()
         torch.cuda.synchronize()
@@ -94,7 +107,7 @@ def main():
                     torch.cuda.synchronize()
                 print(f"--- {M}x{K}x{N} {name}: cProfile of 300 queued steps, by own time")
                 pstats.Stats(prof).sort_stats("tottime").print_stats(18)
-        del x, w, wc, dy
+        del steps
         torch.cuda.empty_cache()
 
 
