@@ -7,7 +7,9 @@ about the same.  A CUDA graph of the whole step (forward, loss, backward; gradie
 first, as a training loop's zero_grad) removes the host from the replay.  Per model and
 variant this prints: whether the capture succeeded (else the error's first line), the eager
 step's and the replay's ms (interleaved rounds, medians), and after a replay with new token
-ids the largest relative error of the loss' gradients against an eager step with those ids.
+ids the largest relative error of the loss' gradients against an eager step with those ids,
+beside the same measure between two eager steps (kernels that are not deterministic, and a MoE
+router's top-k that flips with them, set that floor).
 
     PYTHONPATH=. python scripts/model_graphs.py MODULE.py --model NAME[:TOKENS] ... [--layers L]
 
@@ -84,6 +86,10 @@ def measure(mod, name, batch, seq, layers, rounds):
         _forward(model, new_ids, probe)[1].backward()
         eager = [p.grad for p in model.parameters() if p.grad is not None]
         info["replay_grad_rel_err_max"] = max(_rel(a, b) for a, b in zip(replayed, eager))
+        model.zero_grad(set_to_none=True)  # the yardstick: an eager step repeated
+        _forward(model, new_ids, probe)[1].backward()
+        again = [p.grad for p in model.parameters() if p.grad is not None]
+        info["eager_repeat_grad_rel_err_max"] = max(_rel(a, b) for a, b in zip(again, eager))
         model.zero_grad(set_to_none=True)
         steps[f"{variant} eager"] = step
         steps[f"{variant} graph"] = graph.replay
@@ -102,6 +108,7 @@ def measure(mod, name, batch, seq, layers, rounds):
             f"{name} {batch * seq} tokens {variant}: eager {ms[f'{variant} eager']:.2f} ms"
             + (
                 f", graph {graph_ms:.2f} ms, replay grad err {info['replay_grad_rel_err_max']:.1e}"
+                f" (eager repeated: {info['eager_repeat_grad_rel_err_max']:.1e})"
                 if graph_ms
                 else ""
             ),
