@@ -749,6 +749,78 @@ def plot(results, path: Path) -> bool:
     return True
 
 
+def grouped_case(mod, shape, routing, device="cuda"):
+    """The inputs of a grouped step at ``shape`` (T, K, N, E) and ``routing``, made from seed 0,
+    and its two implementations: ``ours()`` (grouped_glu, offsets unchecked, as
+    FusedGroupedGLU calls it) and ``titan()`` (torchtitan-style: two torch._grouped_mm + the
+    activation, autograd), each on its own leaves (``ours_leaves``, ``titan_leaves``: x and the
+    weights, with their biases for gpt-oss's swiglu_oai).  Also x, dy, the packed weight and
+    biases as plain tensors, the sizes, offsets and each row's expert."""
+    import types
+
+    import torch
+
+    T, K, N, E = shape
+    if N % mod.CHUNK:
+        raise BenchError(f"shape {shape}: N must be a multiple of CHUNK = {mod.CHUNK}")
+    dev, dt = device, mod.DTYPE
+    c = types.SimpleNamespace(bias=mod.ACTIVATION == "swiglu_oai")
+    glu = _torch_glu(mod)
+    torch.manual_seed(0)
+    c.w1 = (torch.randn(E, N, K, device=dev) / K**0.5).to(dt)  # gate
+    c.w3 = (torch.randn(E, N, K, device=dev) / K**0.5).to(dt)  # up
+    c.packed = mod.pack_grouped_weight(c.w1, c.w3).contiguous()
+    b1, b3 = ((torch.randn(E, N, device=dev) * 0.1).to(dt) for _ in range(2))
+    c.packed_b = torch.stack([mod.pack_bias(b1[e], b3[e]) for e in range(E)]) if c.bias else None
+    c.sizes = routing_sizes(T, E, routing)
+    c.offs = torch.tensor(c.sizes, device=dev).cumsum(0).to(torch.int32)
+    expert_of_row = torch.repeat_interleave(
+        torch.arange(E, device=dev), torch.tensor(c.sizes, device=dev)
+    )
+    c.x = torch.randn(T, K, device=dev, dtype=dt)
+    c.dy = torch.randn(T, N, device=dev, dtype=dt)
+    xg = c.x.clone().requires_grad_()
+    wg = c.packed.clone().requires_grad_()
+    bg = c.packed_b.clone().requires_grad_() if c.bias else None
+    w1g, w3g, b1g, b3g = (t.clone().requires_grad_() for t in (c.w1, c.w3, b1, b3))
+    c.ours_leaves = [xg, wg, bg] if c.bias else [xg, wg]
+    c.titan_leaves = [xg, w1g, w3g, b1g, b3g] if c.bias else [xg, w1g, w3g]
+
+    def ours(check_offsets=False):
+        return mod.grouped_glu(xg, wg, c.offs, bg, check_offsets=check_offsets)
+
+    def titan():
+        gate = torch._grouped_mm(xg, w1g.transpose(-2, -1), offs=c.offs)
+        up = torch._grouped_mm(xg, w3g.transpose(-2, -1), offs=c.offs)
+        if c.bias:
+            gate, up = gate + b1g[expert_of_row], up + b3g[expert_of_row]
+        return glu(up, gate)
+
+    c.ours, c.titan = ours, titan
+    return c
+
+
+def cuda_graph(step, warm_up=None):
+    """A torch.cuda.CUDAGraph of ``step()`` (captured once), after ``warm_up()`` (default: three
+    steps) ran on a side stream: compiles, caches and the allocator's warm-up happen outside
+    the capture."""
+    import torch
+
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        if warm_up is None:
+            for _ in range(3):
+                step()
+        else:
+            warm_up()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        step()
+    return graph
+
+
 def bench_grouped_shape(mod, shape, routing, rounds=ROUNDS, log=print, device="cuda", timer=None):
     """grouped_glu fwd+bwd vs a torchtitan-style path (two torch._grouped_mm + the activation,
     autograd), the grouped floor (3 x one torch._grouped_mm of the fused [T, K] x [E, K, 2N])
@@ -759,43 +831,13 @@ def bench_grouped_shape(mod, shape, routing, rounds=ROUNDS, log=print, device="c
     from triton.testing import do_bench
 
     T, K, N, E = shape
-    if N % mod.CHUNK:
-        raise BenchError(f"shape {shape}: N must be a multiple of CHUNK = {mod.CHUNK}")
-    dev, dt = device, mod.DTYPE
-    bias = mod.ACTIVATION == "swiglu_oai"
-    glu = _torch_glu(mod)
-    torch.manual_seed(0)
-    w1 = (torch.randn(E, N, K, device=dev) / K**0.5).to(dt)  # gate
-    w3 = (torch.randn(E, N, K, device=dev) / K**0.5).to(dt)  # up
-    packed = mod.pack_grouped_weight(w1, w3).contiguous()
-    b1, b3 = ((torch.randn(E, N, device=dev) * 0.1).to(dt) for _ in range(2))
-    packed_b = torch.stack([mod.pack_bias(b1[e], b3[e]) for e in range(E)]) if bias else None
-    sizes = routing_sizes(T, E, routing)
-    offs = torch.tensor(sizes, device=dev).cumsum(0).to(torch.int32)
-    expert_of_row = torch.repeat_interleave(
-        torch.arange(E, device=dev), torch.tensor(sizes, device=dev)
-    )
-    x = torch.randn(T, K, device=dev, dtype=dt)
-    dy = torch.randn(T, N, device=dev, dtype=dt)
-    xg = x.clone().requires_grad_()
-    wg = packed.clone().requires_grad_()
-    bg = packed_b.clone().requires_grad_() if bias else None
-    w1g, w3g, b1g, b3g = (t.clone().requires_grad_() for t in (w1, w3, b1, b3))
-    w_fused = torch.cat([w3, w1], 1)  # [E, 2N, K]: the fused up-projection's GEMM work
-
-    def ours():
-        return mod.grouped_glu(xg, wg, offs, bg, check_offsets=False)
-
-    def titan():
-        gate = torch._grouped_mm(xg, w1g.transpose(-2, -1), offs=offs)
-        up = torch._grouped_mm(xg, w3g.transpose(-2, -1), offs=offs)
-        if bias:
-            gate, up = gate + b1g[expert_of_row], up + b3g[expert_of_row]
-        return glu(up, gate)
+    c = grouped_case(mod, shape, routing, device)
+    x, offs, ours, titan = c.x, c.offs, c.ours, c.titan
+    w_fused = torch.cat([c.w3, c.w1], 1)  # [E, 2N, K]: the fused up-projection's GEMM work
 
     def step(fn, params):
         def run():
-            fn().backward(dy)
+            fn().backward(c.dy)
             for p in params:
                 p.grad = None
 
@@ -806,7 +848,7 @@ def bench_grouped_shape(mod, shape, routing, rounds=ROUNDS, log=print, device="c
             return timer(fn)
         return do_bench(fn, warmup=10, rep=60, return_mode="median")
 
-    g = torch.randn(T, 2 * N, device=dev, dtype=dt)
+    g = torch.randn(T, 2 * N, device=device, dtype=mod.DTYPE)
 
     def gmm():  # the fused up-projection's grouped GEMM: the floor's unit
         return torch._grouped_mm(x, w_fused.transpose(-2, -1), offs=offs)
@@ -819,9 +861,9 @@ def bench_grouped_shape(mod, shape, routing, rounds=ROUNDS, log=print, device="c
     steps = {
         "gmm_ms": (gmm, None),
         "step_gemms_ms": (step_gemms, None),
-        "ours_fwd_ms": (lambda: mod._grouped_forward(x, packed, offs, packed_b, True), None),
-        "ours_fwd_bwd_ms": (step(ours, [xg, wg, bg] if bias else [xg, wg]), None),
-        "titan_fwd_bwd_ms": (step(titan, [xg, w1g, w3g, b1g, b3g]), None),
+        "ours_fwd_ms": (lambda: mod._grouped_forward(x, c.packed, offs, c.packed_b, True), None),
+        "ours_fwd_bwd_ms": (step(ours, c.ours_leaves), None),
+        "titan_fwd_bwd_ms": (step(titan, c.titan_leaves), None),
     }
     log(
         f"  {shape} {routing}: grouped fwd+bwd (ours, torchtitan-style), {rounds} interleaved rounds"
@@ -830,7 +872,7 @@ def bench_grouped_shape(mod, shape, routing, rounds=ROUNDS, log=print, device="c
         "shape": list(shape),
         "routing": routing,
         "activation": mod.ACTIVATION,
-        "bias": bias,
+        "bias": c.bias,
         "module": mod.SPEC["name"],
         **_medians_and_rounds(_interleaved_samples(steps, t, rounds)),
     }

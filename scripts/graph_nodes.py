@@ -21,26 +21,15 @@ import torch
 from triton.testing import do_bench
 
 sys.path.insert(0, ".")
-from codegen.bench import (
+from codegen.bench import (  # noqa: E402
     _interleaved_samples,
+    cuda_graph,
     load_module,
     parse_shape,
     write_results,
-)  # noqa: E402
+)
 
 SHAPES = [(4096, 2048, 5632), (3000, 2048, 8192), (4096, 2048, 8192), (2048, 4096, 1408)]
-
-
-def _capture(step, warm_up):
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        warm_up()
-    torch.cuda.current_stream().wait_stream(side)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        step()
-    return graph
 
 
 def main():
@@ -78,12 +67,12 @@ def main():
             ("one node (before)", lambda M, K, N: False),
         ):
             mod._two_nodes = rule
-            _capture(step, warm_up)
+            cuda_graph(step, warm_up)
             clear()
             torch.cuda.synchronize()
             torch.cuda.reset_peak_memory_stats()
             base = torch.cuda.memory_allocated()
-            graphs[name] = _capture(step, lambda: None)
+            graphs[name] = cuda_graph(step, lambda: None)
             torch.cuda.synchronize()
             peaks[name] = (torch.cuda.max_memory_allocated() - base) / 2**20
             clear()

@@ -24,7 +24,7 @@ import traceback
 import torch
 
 sys.path.insert(0, ".")
-from codegen.bench import load_module, write_results  # noqa: E402
+from codegen.bench import cuda_graph, load_module, write_results  # noqa: E402
 from codegen.bench_model import (  # noqa: E402
     _cuda_timer,
     _forward,
@@ -34,19 +34,6 @@ from codegen.bench_model import (  # noqa: E402
     model_config,
     parse_model,
 )
-
-
-def _capture(step):
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        for _ in range(3):
-            step()
-    torch.cuda.current_stream().wait_stream(side)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        step()
-    return graph
 
 
 def measure(mod, name, batch, seq, layers, rounds):
@@ -67,7 +54,7 @@ def measure(mod, name, batch, seq, layers, rounds):
 
         info = {}
         try:
-            graph = _capture(step)
+            graph = cuda_graph(step)
         except Exception as e:  # noqa: BLE001 (a capture failure is a result)
             info["captured"] = False
             info["error"] = traceback.format_exception_only(type(e), e)[-1].strip()[:300]

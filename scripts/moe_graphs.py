@@ -30,7 +30,8 @@ from triton.testing import do_bench
 sys.path.insert(0, ".")
 from codegen.bench import (  # noqa: E402
     _interleaved_samples,
-    _torch_glu,
+    cuda_graph,
+    grouped_case,
     host_us,
     load_module,
     parse_shape,
@@ -47,86 +48,46 @@ SHAPES = [
 ]
 
 
-def _captured(step, warm_up):
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        warm_up()
-    torch.cuda.current_stream().wait_stream(side)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        step()
-    return graph
-
-
 def measure(mod, shape, routing, rounds, log=print):
     T, K, N, E = shape
-    dev, dt = "cuda", mod.DTYPE
-    bias = mod.ACTIVATION == "swiglu_oai"
-    glu = _torch_glu(mod)
-    torch.manual_seed(0)
-    w1 = (torch.randn(E, N, K, device=dev) / K**0.5).to(dt)
-    w3 = (torch.randn(E, N, K, device=dev) / K**0.5).to(dt)
-    b1, b3 = ((torch.randn(E, N, device=dev) * 0.1).to(dt) for _ in range(2))
-    packed_b = torch.stack([mod.pack_bias(b1[e], b3[e]) for e in range(E)]) if bias else None
-    sizes = routing_sizes(T, E, routing)
-    offs = torch.tensor(sizes, device=dev).cumsum(0).to(torch.int32)
-    expert_of_row = torch.repeat_interleave(
-        torch.arange(E, device=dev), torch.tensor(sizes, device=dev)
-    )
-    x = torch.randn(T, K, device=dev, dtype=dt)
-    dy = torch.randn(T, N, device=dev, dtype=dt)
-    xg = x.clone().requires_grad_()
-    wg = mod.pack_grouped_weight(w1, w3).contiguous().requires_grad_()
-    bg = packed_b.clone().requires_grad_() if bias else None
-    w1g, w3g, b1g, b3g = (t.clone().requires_grad_() for t in (w1, w3, b1, b3))
-    ours_leaves = [t for t in (xg, wg, bg) if t is not None]
-    titan_leaves = [xg, w1g, w3g] + ([b1g, b3g] if bias else [])
-
-    def titan_fwd():
-        gate = torch._grouped_mm(xg, w1g.transpose(-2, -1), offs=offs)
-        up = torch._grouped_mm(xg, w3g.transpose(-2, -1), offs=offs)
-        if bias:
-            gate, up = gate + b1g[expert_of_row], up + b3g[expert_of_row]
-        return glu(up, gate)
+    c = grouped_case(mod, shape, routing)
 
     def step(forward, leaves):
         def run():
             for p in leaves:
                 p.grad = None
             out = forward()
-            out.backward(dy)
+            out.backward(c.dy)
             return out
 
         return run
 
-    ours_eager = step(lambda: mod.grouped_glu(xg, wg, offs, bg, check_offsets=False), ours_leaves)
-    ours_capture = step(lambda: mod.grouped_glu(xg, wg, offs, bg), ours_leaves)
-    titan_eager = step(titan_fwd, titan_leaves)
-    graphs = {"ours": _captured(ours_capture, lambda: [ours_capture() for _ in range(3)])}
+    ours_eager = step(c.ours, c.ours_leaves)
+    ours_capture = step(lambda: c.ours(check_offsets=True), c.ours_leaves)  # grouped_glu's default
+    titan_eager = step(c.titan, c.titan_leaves)
+    graphs = {"ours": cuda_graph(ours_capture)}
 
-    # another routing of the same T, replayed vs eager (expert_of_row is the titan path's:
-    # its check uses the captured routing only)
+    # another routing of the same T, replayed vs eager (the titan path's row-to-expert map is
+    # the captured routing's: it is not checked here)
     other = routing_sizes(T, E, "skewed" if routing != "skewed" else "balanced")
     with torch.no_grad():
-        offs.copy_(torch.tensor(other, device=dev).cumsum(0).to(torch.int32))
+        c.offs.copy_(torch.tensor(other, device="cuda").cumsum(0).to(torch.int32))
     graphs["ours"].replay()
     torch.cuda.synchronize()
-    replay_grads = [p.grad.clone() for p in ours_leaves]
-    xe, we = x.clone().requires_grad_(), wg.detach().clone().requires_grad_()
-    be = bg.detach().clone().requires_grad_() if bias else None
-    out_e = mod.grouped_glu(xe, we, offs, be)
-    out_e.backward(dy)
+    replay_grads = [p.grad.clone() for p in c.ours_leaves]
+    eager_leaves = [p.detach().clone().requires_grad_() for p in c.ours_leaves]
+    out_e = mod.grouped_glu(eager_leaves[0], eager_leaves[1], c.offs, *eager_leaves[2:])
+    out_e.backward(c.dy)
     errs = []
-    for got, ref in zip(replay_grads, [t.grad for t in (xe, we, be) if t is not None]):
+    for got, ref in zip(replay_grads, [t.grad for t in eager_leaves]):
         errs.append(
             ((got.float() - ref.float()).norm() / ref.float().norm().clamp_min(1e-30)).item()
         )
     assert max(errs) < 1e-3, errs
     with torch.no_grad():
-        offs.copy_(torch.tensor(sizes, device=dev).cumsum(0).to(torch.int32))
+        c.offs.copy_(torch.tensor(c.sizes, device="cuda").cumsum(0).to(torch.int32))
     # (captured after the check: both steps share x's leaf, whose .grad the capture rebinds)
-    graphs["titan"] = _captured(titan_eager, lambda: [titan_eager() for _ in range(3)])
+    graphs["titan"] = cuda_graph(titan_eager)
 
     steps = {
         "ours_eager": (ours_eager, None),
