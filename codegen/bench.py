@@ -332,6 +332,25 @@ ROUNDS = 4
 METHOD = "interleaved rounds, every other reversed; floors timed in the steps' rounds (v0.18)"
 
 
+def fused_glu_call(mod, packed, x):
+    """(forward, inputs) of glu with ``packed`` [2N, K] held as FusedGLU holds its weight: since
+    v0.26 two Parameters, one tensor's consecutive rows (older modules: the packed tensor)."""
+    import torch
+
+    rows = packed.detach().clone()
+    split = (
+        2 * mod._weight_split(packed.shape[0] // 2) if hasattr(mod, "_weight_split") else len(rows)
+    )
+    if split == len(rows):
+        return mod.glu, (x, torch.nn.Parameter(rows))
+    parts = (torch.nn.Parameter(rows[:split]), torch.nn.Parameter(rows[split:]))
+
+    def glu_parts(x, weight_a, weight_b):
+        return mod.glu(x, (weight_a, weight_b))
+
+    return glu_parts, (x, *parts)
+
+
 def bench_shape(mod, shape, do_compile=True, rounds=ROUNDS, log=print):
     import torch
     from triton.testing import do_bench
@@ -376,10 +395,9 @@ def bench_shape(mod, shape, do_compile=True, rounds=ROUNDS, log=print):
 
     # ---- the GLU up-projection, fwd+bwd: every implementation in interleaved rounds --------
     xg = x.clone().requires_grad_()
-    wg = packed.clone().requires_grad_()
     we = w_cat.clone().requires_grad_()
     eager = _eager_glu(mod)
-    calls = {"ours": (mod.glu, (xg, wg)), "eager": (eager, (xg, we))}
+    calls = {"ours": fused_glu_call(mod, packed, xg), "eager": (eager, (xg, we))}
     if do_compile:
         calls["compile"] = (torch.compile(eager), (xg, we))
     liger = _liger(mod.ACTIVATION)

@@ -6,13 +6,15 @@ factors of the two halves of the hidden units in separate buffers (more GEMM cal
 grad_W: README "Peak memory").  Per
 shape, the module as shipped and each path forced: one node (LOW_PEAK_MIN_FLOP = TWO_NODES_MIN_FLOP = inf), two
 nodes with one buffer (LOW_PEAK_MIN_FLOP = 0, SPLIT_FACTORS = False), the low-peak rule as a big
-step gets it (LOW_PEAK_MIN_FLOP = 0: two nodes, split where it saves), beside Liger's SwiGLU
+step gets it (LOW_PEAK_MIN_FLOP = 0: two nodes, split where it saves); since v0.26 the weight in
+two parts as FusedGLU holds it (glu(x, (weight_a, weight_b)): "parts", one tensor's rows, and
+"parts_apart", two allocations: the kernels then read two weights), beside Liger's SwiGLU
 (F.linear x2 + LigerSiLUMulFunction) and eager PyTorch: fwd+bwd ms (same rounds, every other
 round reversed, medians of 6), host µs per step (codegen.bench.host_us, interleaved), and
 peaks: in a network (dy made by the next node, as codegen.bench.in_network_step) and with dy
 held by the caller.
 
-    PYTHONPATH=. python scripts/ab_split.py [M,K,N ...]
+    PYTHONPATH=. python scripts/ab_split.py [MODULE.py] [M,K,N ...]
 
 Results: $OUT/ab_split.json (or build/).  Needs liger-kernel for the Liger column.
 """
@@ -29,6 +31,7 @@ from codegen.bench import (  # noqa: E402
     _interleaved,
     host_us,
     _liger,
+    fused_glu_call,
     in_network_step,
     load_module,
     peak_mib,
@@ -54,9 +57,11 @@ def with_flags(mod, fn, **flags):
 
 
 def main():
-    shapes = [tuple(map(int, a.split(","))) for a in sys.argv[1:]] or SHAPES
-    mod = load_module(MODULE)
-    liger = _liger("silu")
+    args = sys.argv[1:]
+    path = args.pop(0) if args and args[0].endswith(".py") else MODULE
+    shapes = [tuple(map(int, a.split(","))) for a in args] or SHAPES
+    mod = load_module(path)
+    liger = _liger(mod.ACTIVATION)
     res = {}
     for M, K, N in shapes:
         torch.manual_seed(0)
@@ -80,6 +85,11 @@ def main():
         }
         if liger is not None:
             calls["liger"] = (liger, (x, gl, ul))
+        if hasattr(mod, "_weight_split"):  # v0.26: the weight in two parts, as FusedGLU's
+            glu_parts, (_, *parts) = fused_glu_call(mod, w, x)
+            apart = [torch.nn.Parameter(p.detach().clone()) for p in parts]
+            calls["parts"] = (glu_parts, (x, *parts))
+            calls["parts_apart"] = (glu_parts, (x, *apart))
         w_cat = torch.cat([up_w, gate_w]).detach().requires_grad_()
         calls["eager"] = (_eager_glu(mod), (x, w_cat))
 
@@ -106,6 +116,8 @@ def main():
             "shipped_low_peak": mod._low_peak(M, K, N),
             "shipped_two_nodes": getattr(mod, "_two_nodes", mod._low_peak)(M, K, N),  # v0.24
             "rule_splits": with_split,
+            "parts_split": hasattr(mod, "_weight_split")
+            and mod._split_point(M, N, K, n_w=mod._weight_split(N)) < N,
         }
         res[f"{M}x{K}x{N}"] = row
         print(
@@ -119,6 +131,7 @@ def main():
             print(
                 f"  {k:14s} {ms[k]:8.3f} {host[k]:7.0f} {peaks[k]:7.0f} {held[k]:7.0f}", flush=True
             )
+        parts = apart = None  # (v0.26's columns)
         del x, w, w_cat, gl, ul, dy, gate_w, up_w, calls, steps
         torch.cuda.empty_cache()
     write_results("ab_split.json", res)

@@ -4,11 +4,12 @@ them (checks, descriptors, launch keys, the autograd.Function), against a bare
 autograd.Function that allocates the same buffers and returns preallocated gradients.
 
     PYTHONPATH=. python scripts/host_python_cpu.py MODULE.py [MODULE.py ...] [--profile]
-        [--launch-path] [--two-nodes] [--split]
+        [--launch-path] [--two-nodes] [--split] [--parts]
 
 With --two-nodes every step takes the big-step path (glu's backward as two autograd nodes,
 LOW_PEAK_MIN_FLOP = 0); with --split also split factor buffers (SPLIT_MIN_SAVING < 0,
-SPLIT_MAX_OVER_FLOOR = inf).
+SPLIT_MAX_OVER_FLOOR = inf).  With --parts each module also steps with its weight in FusedGLU's
+two parts (v0.26: glu(x, (weight_a, weight_b)), one tensor's rows; N of two forward tiles).
 With --launch-path the module's own _launch runs too (key lookup, the direct launcher's argument
 expansion), with only Triton's C launcher and tensor-map encoder replaced by no-ops; modules with
 launch plans (v0.19) then replay them where the step's buffers come back at the same addresses
@@ -102,7 +103,9 @@ def main():
     }
     first = next(iter(mods.values()))
     M, K = 512, 64
-    N = first.CHUNK * (2 * getattr(first, "TILE_CHUNKS", 1) if "--split" in sys.argv else 1)
+    parts = "--parts" in sys.argv
+    two_tiles = "--split" in sys.argv or parts
+    N = first.CHUNK * (2 * getattr(first, "TILE_CHUNKS", 1) if two_tiles else 1)
     x = torch.randn(M, K, dtype=first.DTYPE, requires_grad=True)
     w = torch.randn(2 * N, K, dtype=first.DTYPE, requires_grad=True)
     dy = torch.randn(M, N, dtype=first.DTYPE)
@@ -152,6 +155,16 @@ def main():
         xe.grad = we.grad = None
 
     steps = {name: step(m.glu) for name, m in mods.items()}
+    for name, m in list(mods.items()) if parts else ():
+        rows = 2 * m._weight_split(N)
+        joined = w.detach().clone()
+        wa, wb = torch.nn.Parameter(joined[:rows]), torch.nn.Parameter(joined[rows:])
+
+        def parts_step(m=m, wa=wa, wb=wb):
+            m.glu(x, (wa, wb)).backward(dy)
+            x.grad = wa.grad = wb.grad = None
+
+        steps[f"{name} (two parts)"] = parts_step
     steps["bare"] = step(Bare.apply)
     steps["eager (tiny fp32, real ops)"] = eager
     for fn in list(steps.values()) * 300:
