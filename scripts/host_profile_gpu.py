@@ -1,6 +1,6 @@
 """Where a GLU training step's host time goes on a GPU host, per backward path: one autograd node,
-two nodes, two nodes with split factor buffers (forced by the module's constants), and eager
-PyTorch.  Host µs per step as the bench measures it (codegen.bench.host_us: batches of 20 queued
+two nodes, two nodes with split factor buffers (forced by the module's constants), the module
+as shipped with a packed weight and (v0.26) with FusedGLU's two weight parts, and eager PyTorch.  Host µs per step as the bench measures it (codegen.bench.host_us: batches of 20 queued
 steps, interleaved, medians; grads set to None each step, as zero_grad does), then a cProfile of
 each of our paths over queued steps (top functions by own time, launches and cuBLAS included).
 
@@ -15,9 +15,10 @@ import statistics
 
 import torch
 
-from codegen.bench import _eager_glu, host_us, load_module
+from codegen.bench import _eager_glu, fused_glu_call, host_us, load_module
 
 PATHS = {  # name: module constants
+    "shipped": {},
     "one node": {"LOW_PEAK_MIN_FLOP": math.inf, "TWO_NODES_MIN_FLOP": math.inf},
     "two nodes": {"LOW_PEAK_MIN_FLOP": 0, "SPLIT_FACTORS": False},
     "two nodes, split": {
@@ -65,6 +66,17 @@ def path_steps(mods, M, K, N):
         eager_glu(x, wc).backward(dy)
         reset()
 
+    shipped = mods["shipped"]
+    if hasattr(shipped, "_weight_split"):  # v0.26: the weight as FusedGLU holds it
+        glu_parts, (_, *parts) = fused_glu_call(shipped, w, x)
+
+        def parts_step():
+            glu_parts(x, *parts).backward(dy)
+            reset()
+            for p in parts:
+                p.grad = None
+
+        steps["shipped, FusedGLU's parts"] = parts_step
     steps["eager"] = eager
     return steps
 
@@ -97,7 +109,7 @@ def main():
                 f"  {k:20s} {statistics.median(us[k]):7.1f}  ({' '.join(f'{v:.0f}' for v in us[k])})"
             )
         if args.profile:
-            for name in list(mods) + ["eager"]:
+            for name in steps:
                 prof = cProfile.Profile()
                 for _ in range(15):
                     prof.enable()
