@@ -188,6 +188,12 @@ def fsdp2(mod, device, rank, ws):
     errs = {"loss": abs(loss.item() - ref_loss.item()) / abs(ref_loss.item())}
     for (name, p), (_, q) in zip(model.named_parameters(), reference.named_parameters()):
         errs[f"grad {name}"] = rel_err(p.grad.full_tensor(), q.grad)
+    # the sharded FusedGLU's state_dict: the packed weight (FusedGLU's two Parameters joined,
+    # as DTensors), equal to the unsharded module's, and it loads back
+    state = model.glu.state_dict()
+    packed = state["weight"].full_tensor()
+    errs["state_dict weight"] = 0.0 if torch.equal(packed, reference.glu.weight.detach()) else 1.0
+    model.glu.load_state_dict(state)
     return errs
 
 
