@@ -8,7 +8,8 @@ shape, the module as shipped and each path forced: one node (LOW_PEAK_MIN_FLOP =
 nodes with one buffer (LOW_PEAK_MIN_FLOP = 0, SPLIT_FACTORS = False), the low-peak rule as a big
 step gets it (LOW_PEAK_MIN_FLOP = 0: two nodes, split where it saves); since v0.26 the weight in
 two parts as FusedGLU holds it (glu(x, (weight_a, weight_b)): "parts", one tensor's rows, and
-"parts_apart", two allocations: the kernels then read two weights), beside Liger's SwiGLU
+"parts_apart", two allocations: the kernels then read two weights; "parts_low_peak": the parts
+under the low-peak rule, "parts_split_any": split wherever it saves anything, v0.27), beside Liger's SwiGLU
 (F.linear x2 + LigerSiLUMulFunction) and eager PyTorch: fwd+bwd ms (same rounds, every other
 round reversed, medians of 6), host µs per step (codegen.bench.host_us, interleaved), and
 peaks: in a network (dy made by the next node, as codegen.bench.in_network_step) and with dy
@@ -89,6 +90,11 @@ def main():
             glu_parts, (_, *parts) = fused_glu_call(mod, w, x)
             apart = [torch.nn.Parameter(p.detach().clone()) for p in parts]
             calls["parts"] = (glu_parts, (x, *parts))
+            calls["parts_low_peak"] = (with_flags(mod, glu_parts, LOW_PEAK_MIN_FLOP=0), (x, *parts))
+            anywhere = dict(LOW_PEAK_MIN_FLOP=0, SPLIT_MIN_SAVING=0.0)
+            if hasattr(mod, "PARTS_SPLIT_MIN_SAVING"):  # v0.27: the parts' own threshold
+                anywhere["PARTS_SPLIT_MIN_SAVING"] = 0.0
+            calls["parts_split_any"] = (with_flags(mod, glu_parts, **anywhere), (x, *parts))
             calls["parts_apart"] = (glu_parts, (x, *apart))
         w_cat = torch.cat([up_w, gate_w]).detach().requires_grad_()
         calls["eager"] = (_eager_glu(mod), (x, w_cat))
@@ -118,6 +124,11 @@ def main():
             "rule_splits": with_split,
             "parts_split": hasattr(mod, "_weight_split")
             and mod._split_point(M, N, K, n_w=mod._weight_split(N)) < N,
+            "parts_low_peak_splits": hasattr(mod, "_weight_split")
+            and with_flags(mod, mod._split_point, LOW_PEAK_MIN_FLOP=0)(
+                M, N, K, False, mod._weight_split(N)
+            )
+            < N,
         }
         res[f"{M}x{K}x{N}"] = row
         print(

@@ -92,6 +92,7 @@ def _prepare(path, launch_path):
         mod.LOW_PEAK_MIN_FLOP = 0
     if "--split" in sys.argv:
         mod.SPLIT_MIN_SAVING, mod.SPLIT_MAX_OVER_FLOOR = -1.0, float("inf")
+        mod.PARTS_SPLIT_MIN_SAVING = -1.0  # (v0.27: a weight in two parts has its own)
     return mod
 
 
