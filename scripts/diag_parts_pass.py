@@ -15,9 +15,7 @@ seen = []
 t._close = lambda got, want: seen.append(t.rel_err(got, want)) or True
 for path in ("one_node", "two_nodes"):
     mp = MonkeyPatch()
-    try:
-        (
-            # the fixture not applied: cuBLAS as PyTorch sets it by default
+    try:  # the fixture not applied: cuBLAS as PyTorch sets it by default
         t.test_weight_in_two_parts(path, "pass", "apart", True, mp, None)
     finally:
         mp.undo()
