@@ -2,7 +2,8 @@
 on the GPU, every comparison's relative error recorded instead of asserted (run from the repo
 root, PYTHONPATH=.).  On the H200 with cuBLAS's fp16 reduced-precision reductions on (PyTorch's
 default) the gradients of the per-part and the packed GEMMs came out 2.3-7.3e-3 apart (TOL
-2e-3); the test now turns those reductions off (fixture exact_fp16_reductions)."""
+2e-3).  v0.28 blamed those reductions; v0.29 (scripts/diag_parts_pass2.py) found the cause: the
+per-part addmm with the bias into the columns of one buffer, fixed in the module."""
 
 import sys
 
