@@ -198,6 +198,36 @@ def host_us(steps, n=20, rounds=7, warmup=3, sync=None, clock=None):
     return {name: statistics.median(v) for name, v in samples.items()}
 
 
+def queued_rounds(steps, rounds, n, setup=None, sync=None, clock=None):
+    """({name: [wall ms per step of each round]}, {name: [host µs per step of each round]}):
+    per round (in _round_order), ``setup(name)`` if given, then the step n times back to back
+    after a sync; host time to the return of its last call, wall time to a sync after it.  For
+    steps whose host waits on the GPU (an event or a sync inside), which host_us's batches
+    would not separate from the GPU's time."""
+    import time
+
+    if sync is None:
+        import torch
+
+        sync = torch.cuda.synchronize
+    clock = clock or time.perf_counter
+    wall, host = {name: [] for name in steps}, {name: [] for name in steps}
+    for r in range(rounds):
+        for name, step in _round_order(steps, r):
+            if setup is not None:
+                setup(name)
+            sync()
+            t0 = clock()
+            for _ in range(n):
+                step()
+            t1 = clock()
+            sync()
+            t2 = clock()
+            wall[name].append((t2 - t0) / n * 1e3)
+            host[name].append((t1 - t0) / n * 1e6)
+    return wall, host
+
+
 def write_results(filename, data):
     """A measurement script's results as JSON: into $OUT (the device machine's folder that comes
     back) or build/ here; returns the path."""

@@ -15,11 +15,10 @@ host µs to queue one step.  The outputs and gradients of the variants are compa
 
 import argparse
 import statistics
-import time
 
 import torch
 
-from codegen.bench import load_module
+from codegen.bench import load_module, queued_rounds
 
 
 def _top_k(T, E, k, gen):
@@ -122,20 +121,8 @@ def run_shape(mod, T, D, F, E, k, args):
         step(v)
         zero()
     torch.cuda.synchronize()
-    wall, host = {v: [] for v in variants}, {v: [] for v in variants}
-    for r in range(args.rounds):
-        for v in variants if r % 2 == 0 else variants[::-1]:
-            configure(v)
-            torch.cuda.synchronize()
-            t0 = time.perf_counter()
-            for _ in range(args.steps):
-                step(v)
-                zero()
-            t1 = time.perf_counter()
-            torch.cuda.synchronize()
-            t2 = time.perf_counter()
-            wall[v].append((t2 - t0) / args.steps * 1e3)
-            host[v].append((t1 - t0) / args.steps * 1e6)
+    steps = {v: (lambda v=v: (step(v), zero())) for v in variants}
+    wall, host = queued_rounds(steps, args.rounds, args.steps, setup=configure)
     configure("fused, shipped")
     base = wall["fused, shipped"]
     for v in variants:

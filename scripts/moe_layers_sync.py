@@ -12,11 +12,10 @@ the backward makes the host wait for the GPU, so the host cannot run ahead of it
 """
 
 import statistics
-import time
 
 import torch
 
-from codegen.bench import load_module, routing_sizes
+from codegen.bench import load_module, queued_rounds, routing_sizes
 
 
 def main():
@@ -73,19 +72,9 @@ def main():
         step()
         step()
     torch.cuda.synchronize()
-    wall, host = {v: [] for v in variants}, {v: [] for v in variants}
-    for r in range(args.rounds):
-        for v in variants if r % 2 == 0 else variants[::-1]:
-            configure(v)
-            torch.cuda.synchronize()
-            t0 = time.perf_counter()
-            for _ in range(args.steps):
-                step()
-            t1 = time.perf_counter()
-            torch.cuda.synchronize()
-            t2 = time.perf_counter()
-            wall[v].append((t2 - t0) / args.steps * 1e3)
-            host[v].append((t1 - t0) / args.steps * 1e6)
+    wall, host = queued_rounds(
+        {v: step for v in variants}, args.rounds, args.steps, setup=configure
+    )
     configure("loop, forward copies the offsets")
     base = wall["grouped_mm"]
     for v in variants:

@@ -285,6 +285,61 @@ def test_host_us_interleaves_and_takes_medians():
     assert 100 <= res["a"] <= 110 and 200 <= res["b"] <= 225
 
 
+def test_queued_rounds_time_the_host_to_its_last_call_and_the_wall_to_the_sync():
+    """A step whose host waits on the GPU (the MoE loop's event): the host time stops at the
+    batch's last return, the wall time at the sync after it; setup runs before each batch, in
+    _round_order, outside both."""
+    from codegen.bench import queued_rounds
+
+    now = [0.0]
+    events = []
+    gpu_tail = {"a": 3e-3, "b": 1e-3}  # what the GPU still has queued when the host returns
+
+    def step_of(name):
+        def step():
+            events.append(name)
+            now[0] += 1e-3
+
+        return step
+
+    last = [None]
+
+    def setup(name):
+        events.append(f"setup {name}")
+        now[0] += 5.0  # never timed
+        last[0] = name
+
+    def sync():
+        now[0] += gpu_tail[last[0]] if last[0] and events and events[-1] == last[0] else 0.0
+
+    wall, host = queued_rounds(
+        {"a": step_of("a"), "b": step_of("b")},
+        rounds=2,
+        n=2,
+        setup=setup,
+        sync=sync,
+        clock=lambda: now[0],
+    )
+    assert events == [
+        "setup a",
+        "a",
+        "a",
+        "setup b",
+        "b",
+        "b",
+        "setup b",
+        "b",
+        "b",
+        "setup a",
+        "a",
+        "a",
+    ]
+    assert host["a"] == pytest.approx([1000.0, 1000.0]) and host["b"] == pytest.approx(
+        [1000.0, 1000.0]
+    )
+    assert wall["a"] == pytest.approx([2.5, 2.5]) and wall["b"] == pytest.approx([1.5, 1.5])
+
+
 def test_interleaved_rounds_treat_both_neighbours_of_a_heavy_step_alike():
     """On a GPU at its power limit a kernel timed right after a heavy one can run at other
     clocks (perf log v0.18).  With one fixed order the step listed after the heavy one would
