@@ -187,7 +187,8 @@ def _collisions(out_dir: Path, specs: list[Spec]) -> list[str]:
     "--grouped",
     is_flag=True,
     default=False,
-    help="Also generate grouped_glu / FusedGroupedGLU for mixture-of-experts layers.",
+    help="Also generate grouped_glu / grouped_linear / FusedGroupedGLU / FusedExperts for "
+    "mixture-of-experts layers.",
 )
 @click.option(
     "-o",

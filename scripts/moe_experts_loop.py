@@ -52,14 +52,14 @@ def run_shape(mod, T, D, F, E, k, args):
         titan.append([t.clone().requires_grad_() for t in (gate, up, layer.down_weight.detach())])
     hidden = torch.randn(T, D, generator=gen).to("cuda", mod.DTYPE).requires_grad_()
     routes = [(i, w.to(mod.DTYPE)) for i, w in (_top_k(T, E, k, gen) for _ in layers)]
-    shipped_least, shipped_down = mod.LOOP_MIN_EXPERT_FLOP, mod._experts_down
+    shipped_least, shipped_down = mod.LOOP_MIN_EXPERT_FLOP, mod._grouped_linear
 
     def plain_down(y, down, offsets):
         return mod._grouped_mm(y, down.transpose(1, 2), offsets)
 
     def configure(variant):
         mod.LOOP_MIN_EXPERT_FLOP = float("inf") if variant == "fused, no loop" else shipped_least
-        mod._experts_down = plain_down if variant == "fused, up loop only (v0.28)" else shipped_down
+        mod._grouped_linear = plain_down if variant == "fused, up loop only (v0.28)" else shipped_down
 
     def forward(variant):
         h = hidden
