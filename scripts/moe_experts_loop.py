@@ -59,7 +59,9 @@ def run_shape(mod, T, D, F, E, k, args):
 
     def configure(variant):
         mod.LOOP_MIN_EXPERT_FLOP = float("inf") if variant == "fused, no loop" else shipped_least
-        mod._grouped_linear = plain_down if variant == "fused, up loop only (v0.28)" else shipped_down
+        mod._grouped_linear = (
+            plain_down if variant == "fused, up loop only (v0.28)" else shipped_down
+        )
 
     def forward(variant):
         h = hidden
