@@ -90,3 +90,20 @@ def test_prologue_gemm_probe_smoke_matches_the_pass_then_gemm(tmp_path):
     assert len(rows) == 2
     for row in rows.values():
         assert row["max_rel_err"] and max(row["max_rel_err"].values()) < 1e-2
+
+
+def test_moe_experts_loop_smoke_times_every_variant_and_compares_their_gradients(tmp_path):
+    rows = smoke("moe_experts_loop.py", "moe_experts_loop.json", tmp_path)
+    assert len(rows) == 1
+    row = next(iter(rows.values()))
+    variants = {
+        "fused, shipped",
+        "fused, up loop only (v0.28)",
+        "fused, no loop",
+        "torchtitan-style",
+    }
+    assert set(row["ms"]) == variants and all(v > 0 for v in row["ms"].values())
+    assert row["loops"] == {"up": False, "down": False}  # the rule never loops off CUDA
+    assert row["errs"]["fused, up loop only (v0.28)"] == 0 and row["errs"]["fused, no loop"] == 0
+    assert row["errs"]["torchtitan-style"] < 1e-2  # another GEMM order, the same function
+    assert row["x_shipped"]["fused, shipped"] == [1.0, 1.0, 1.0]
