@@ -985,7 +985,9 @@ def require_cuda(what, packages=("torch", "triton")):
         )
 
 
-def run(modules, shapes, out_dir: Path, do_compile=True, log=print):
+def run(modules, shapes, out_dir: Path, do_compile=True, log=print, defaults=False):
+    """``defaults``: the shapes are the default set, and a module skips those whose N is not a
+    multiple of its CHUNK (gpt-oss's N = 2880 with a 128-column module); given shapes raise."""
     require_cuda("the bench")
     import torch
     import triton
@@ -1014,6 +1016,9 @@ def run(modules, shapes, out_dir: Path, do_compile=True, log=print):
     for mod in mods:
         log(f"{mod.SPEC['name']} on {torch.cuda.get_device_name()}")
         for shape in shapes:
+            if defaults and shape[2] % mod.CHUNK:
+                log(f"  {shape}: skipped, N is not a multiple of CHUNK = {mod.CHUNK}")
+                continue
             if len(shape) == 4:
                 if not hasattr(mod, "grouped_glu"):
                     continue
@@ -1046,7 +1051,8 @@ def launch_paths(mod):
 
 def run_cli(modules, shapes, out_dir: Path, do_compile=True) -> None:
     """`swiglu-gen bench`: raises BenchError for what the user must fix (exit 2)."""
-    if not shapes:  # the dense defaults, and the MoE shapes when a grouped module is benched
+    defaults = not shapes
+    if defaults:  # the dense defaults, and the MoE shapes when a grouped module is benched
         grouped = any(
             Path(m).is_file() and "def grouped_glu" in Path(m).read_text(errors="replace")
             for m in modules
@@ -1058,6 +1064,7 @@ def run_cli(modules, shapes, out_dir: Path, do_compile=True) -> None:
         Path(out_dir),
         do_compile,
         log=lambda s: print(s, file=sys.stderr, flush=True),
+        defaults=defaults,
     )
     print(f"{meta['gpu']}, torch {meta['torch']}, triton {meta['triton']}")
     for name, counts in meta.get("direct_launches", {}).items():

@@ -11,6 +11,7 @@ import click
 
 from . import __version__
 from .activations import Act
+from .bench import ROUTINGS
 from .render import module_filename, render, test_filename
 from .spec import ARCHS, Arch, DType, Math, Spec, SpecError
 from .variants import GenError, load_variants
@@ -448,8 +449,16 @@ def bench_model(module, models, layers, seq, out_dir, do_compile, head, optimize
     "shapes",
     multiple=True,
     callback=_shapes,
-    metavar="M,K,N",
-    help="Shape to time (repeatable); default: the bench's shapes.",
+    metavar="M,K,N|T,K,N,E",
+    help="Shape to time (repeatable); T,K,N,E (E experts) times a grouped module's grouped "
+    "forward. Default: the bench's shapes (its MoE shapes for a grouped module).",
+)
+@click.option(
+    "--routing",
+    "routings",
+    multiple=True,
+    type=click.Choice(ROUTINGS),
+    help="Routings of the T,K,N,E shapes to time (repeatable; default: all three, as the bench).",
 )
 @click.option(
     "--variants",
@@ -486,13 +495,13 @@ def bench_model(module, models, layers, seq, out_dir, do_compile, head, optimize
     help="Try only these values of a tiling field (repeatable), e.g. --only bm=128 "
     "--only num_stages=3,4: a smaller grid, a shorter run.",
 )
-def tune(module, shapes, variants_file, write, min_gain, groups, only):
+def tune(module, shapes, routings, variants_file, write, min_gain, groups, only):
     """Re-measure a module's tilings on this GPU; --write puts the winners into the variants file."""
     from .bench import BenchError
     from .tune import run_cli
 
     try:
-        run_cli(Path(module), shapes, Path(variants_file), write, min_gain, groups, only)
+        run_cli(Path(module), shapes, Path(variants_file), write, min_gain, groups, only, routings)
     except BenchError as e:
         raise GenError(str(e)) from None
 

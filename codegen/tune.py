@@ -2,7 +2,8 @@
 into the variants file, so that `make generate` reproduces them.
 
 Two groups are tuned, each on its own kernel: the forward GEMM (BLOCK_M, BLOCK_K, NUM_WARPS,
-NUM_STAGES, GROUP_M; timed: the training forward) and, when asked for (`--kernel dgrad`), the
+NUM_STAGES, GROUP_M; timed: the training forward, or for a grouped module at T,K,N,E shapes
+the grouped training forward in each --routing) and, when asked for (`--kernel dgrad`), the
 MLP backward's fused dgrad GEMM (DG_BLOCK_M, DG_BLOCK_N, DG_BLOCK_K, DG_NUM_WARPS,
 DG_NUM_STAGES; timed: dY @ W_down with its GLU epilogue; run only with FUSED_DGRAD = True).
 The constants are read at call time, so candidates are timed by setting them on the loaded
@@ -20,7 +21,16 @@ import sys
 import tomllib
 from pathlib import Path
 
-from .bench import DEFAULT_SHAPES, ROUNDS, BenchError, dgrad_step, load_module
+from .bench import (
+    DEFAULT_GROUPED_SHAPES,
+    DEFAULT_SHAPES,
+    ROUNDS,
+    ROUTINGS,
+    BenchError,
+    dgrad_step,
+    grouped_case,
+    load_module,
+)
 from .render import tma_tiling
 from .spec import DGRAD, TILING, Spec, SpecError
 from .variants import load_variants
@@ -276,6 +286,100 @@ def _gpu_check(module):
     return ((out.float() - ref).norm() / ref.norm()).item() < 1e-2
 
 
+def _gpu_grouped_timer(module, case):
+    """The grouped training forward (the GEMM, the activation, out and the factors: what the
+    bench's "fwd x gmm" column times) at ``case`` = (T, K, N, E, routing)."""
+    from triton.testing import do_bench
+
+    return do_bench(grouped_forward_step(module, case), warmup=25, rep=100, return_mode="median")
+
+
+def grouped_forward_step(module, case, device="cuda"):
+    """A callable running the grouped training forward at ``case`` = (T, K, N, E, routing) on
+    the bench's inputs for it (seed 0; built once per module, case and device)."""
+    key = ("grouped", module.SPEC["name"], tuple(case), device)
+    cache = _gpu_timer.__dict__.setdefault("inputs", {})
+    if key not in cache:
+        c = grouped_case(module, tuple(case[:4]), case[4], device)
+        cache[key] = (c.x, c.packed, c.offs, c.packed_b)
+    x, packed, offs, bias = cache[key]
+    return lambda: module._grouped_forward(x, packed, offs, bias, True)
+
+
+def grouped_check(module, device="cuda"):
+    """The grouped forward (out and both factor halves are what a tiling can break) against a
+    float32 per-expert loop of the dense reference, ragged routing with an empty expert and
+    experts of fewer rows than a tile: relative error of out < 1e-2, and the factors give
+    grad_x within 1e-2 of the reference's."""
+    import torch
+
+    E, K, N = 4, 256, 2 * module.CHUNK
+    sizes = [0, 37, 300, 163]
+    torch.manual_seed(0)
+    w1 = (torch.randn(E, N, K, device=device) / K**0.5).to(module.DTYPE)
+    w3 = (torch.randn(E, N, K, device=device) / K**0.5).to(module.DTYPE)
+    bias = module.ACTIVATION == "swiglu_oai"
+    b1, b3 = ((torch.randn(E, N, device=device) * 0.1).to(module.DTYPE) for _ in range(2))
+    packed = module.pack_grouped_weight(w1, w3).contiguous()
+    packed_b = torch.stack([module.pack_bias(b1[e], b3[e]) for e in range(E)]) if bias else None
+    offs = torch.tensor(sizes, device=device).cumsum(0).to(torch.int32)
+    x = torch.randn(sum(sizes), K, device=device, dtype=module.DTYPE, requires_grad=True)
+    dy = torch.randn(sum(sizes), N, device=device, dtype=module.DTYPE)
+    out = module.grouped_glu(x, packed, offs, packed_b)
+    out.backward(dy)
+    xr = x.detach().float().requires_grad_()
+    refs, start = [], 0
+    for e, n in enumerate(sizes):
+        rows = slice(start, start + n)
+        gb, ub = (b1[e], b3[e]) if bias else (None, None)
+        refs.append(module.reference(xr[rows], w1[e], w3[e], gb, ub))
+        start += n
+    ref = torch.cat(refs)
+    ref.backward(dy.float())
+
+    def rel(a, b):
+        return ((a.float() - b).norm() / b.norm()).item()
+
+    return rel(out, ref) < 1e-2 and rel(x.grad, xr.grad) < 1e-2
+
+
+def _gpu_grouped_check(module):
+    return grouped_check(module)
+
+
+def tune_cases(module, shapes, routings) -> tuple[list, str]:
+    """What ``run_cli`` times, and how: (cases, kind).  M,K,N shapes time the dense training
+    forward (kind "dense"); T,K,N,E shapes a grouped module's grouped training forward, once per
+    routing (cases (T, K, N, E, routing), kind "grouped").  No shape: the bench's defaults of
+    the module's kind (a grouped module: the MoE shapes)."""
+    grouped = hasattr(module, "grouped_glu")
+    chunk = int(module.CHUNK)
+    if not shapes:  # the defaults this module can run (gpt-oss's N = 2880 needs CHUNK = 64)
+        shapes = DEFAULT_GROUPED_SHAPES if grouped else DEFAULT_SHAPES
+        shapes = [s for s in shapes if s[2] % chunk == 0]
+    lengths = {len(s) for s in shapes}
+    if lengths - {3, 4}:
+        raise BenchError("--shape: M,K,N (dense) or T,K,N,E (grouped modules)")
+    if len(lengths) > 1:
+        raise BenchError("--shape: all M,K,N or all T,K,N,E, not both in one run")
+    if 4 in lengths and not grouped:
+        raise BenchError(
+            "--shape T,K,N,E times the grouped forward: the module must be generated with "
+            "--grouped"
+        )
+    if 3 in lengths:
+        if routings:
+            raise BenchError("--routing is for T,K,N,E shapes of a grouped module")
+        return [tuple(s) for s in shapes], "dense"
+    bad = [r for r in routings if r not in ROUTINGS]
+    if bad:
+        raise BenchError(f"--routing {bad[0]!r}: one of {', '.join(ROUTINGS)}")
+    for s in shapes:
+        if s[2] % chunk:
+            raise BenchError(f"--shape {s}: N must be a multiple of CHUNK = {chunk}")
+    return [(*s, r) for s in shapes for r in (routings or ROUTINGS)], "grouped"
+
+
 def run_cli(
     module_path: Path,
     shapes,
@@ -284,14 +388,14 @@ def run_cli(
     min_gain: float,
     groups=("forward",),
     only=(),
+    routings=(),
 ) -> None:
     """`swiglu-gen tune`: raises BenchError (or the variants file's GenError) for what the user
     must fix."""
     log = lambda s: print(s, file=sys.stderr, flush=True)  # noqa: E731
-    shapes = list(shapes) or DEFAULT_SHAPES
     only = parse_only(only)
-    if any(len(s) != 3 for s in shapes):
-        raise BenchError("--shape: tune times dense kernels: M,K,N (three integers)")
+    if any(len(s) not in (3, 4) for s in shapes):
+        raise BenchError("--shape: M,K,N (dense) or T,K,N,E (grouped modules)")
     try:
         import torch
     except ImportError as e:
@@ -301,15 +405,25 @@ def run_cli(
             "tune needs a CUDA GPU; none is visible (torch.cuda.is_available() is False)"
         )
     module = load_module(module_path)
+    if not shapes and "forward" not in groups:  # the dgrad GEMM alone: the dense defaults
+        shapes = DEFAULT_SHAPES
+    cases, kind = tune_cases(module, list(shapes), tuple(routings))
+    if kind == "grouped" and "dgrad" in groups:
+        raise BenchError("--kernel dgrad times the dense MLP's dgrad GEMM: give M,K,N shapes")
     winners = {}
     timers = {"forward": (_gpu_timer, _gpu_check), "dgrad": (_gpu_dgrad_timer, _gpu_dgrad_check)}
+    if kind == "grouped":
+        # a grouped module's constants serve its grouped and its dense forward alike: tuned
+        # on MoE shapes, the tiling is the grouped kernel's pick
+        timers["forward"] = (_gpu_grouped_timer, _gpu_grouped_check)
+        log("forward: timing the grouped training forward at " + ", ".join(map(str, cases)))
     for group in groups:
         if group == "dgrad" and not hasattr(module, "DG_BLOCK_M"):
             log("dgrad: this module has no MLP backward (generated before FusedMLP); skipped")
             continue
         log(f"{group}:")
         timer, check = timers[group]
-        baseline, best, rows = tune(module, shapes, timer, check, log=log, group=group, only=only)
+        baseline, best, rows = tune(module, cases, timer, check, log=log, group=group, only=only)
         gain = 1 - rows[0]["score"] if rows else 0.0
         print(
             f"{group}: current tiling {baseline}; best {best} ({rows[0]['score']:.3f}x)"

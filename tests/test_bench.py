@@ -83,8 +83,9 @@ def test_grouped_shapes_need_a_grouped_module(monkeypatch, tmp_path):
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     result = invoke(MODULE, "--shape", "64,32,128,4", "--out", str(tmp_path / "r"))
     assert result.exit_code == 2 and "grouped modules" in result.output
+    # tune times a grouped module's grouped forward at T,K,N,E; a dense module has none
     result = CliRunner().invoke(main, ["tune", MODULE, "--shape", "64,32,128,4"])
-    assert result.exit_code == 2 and "M,K,N" in result.output
+    assert result.exit_code == 2 and "--grouped" in result.output
 
 
 def test_grouped_table():
@@ -424,3 +425,34 @@ def test_bench_json_says_how_it_was_timed(monkeypatch, tmp_path):
     meta = json.loads((tmp_path / "bench.json").read_text())["meta"]
     assert meta["gpu"] == "Fake GPU" and meta["rounds"] == bench.ROUNDS == 4 == seen[0]
     assert "reversed" in meta["method"] and "floors" in meta["method"]
+
+
+def test_default_shapes_skip_what_a_module_cannot_run(monkeypatch, tmp_path):
+    """The default MoE set has gpt-oss's N = 2880, which a 128-column grouped module cannot
+    run: with the defaults it is skipped (and said), a given shape still raises."""
+    from pathlib import Path
+
+    module = (
+        Path(__file__).resolve().parent.parent / "generated/glu_silu_bf16_bn128_sm90_grouped.py"
+    )
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda *a: "Fake GPU")
+    monkeypatch.setattr(torch.cuda, "empty_cache", lambda: None)
+    monkeypatch.setattr(bench, "plot", lambda results, path: False)
+    monkeypatch.setattr(bench, "launch_paths", lambda mod: (0, 0))
+    timed, said = [], []
+
+    def fake_grouped(mod, shape, routing, rounds=bench.ROUNDS, log=print):
+        if shape[2] % mod.CHUNK:
+            raise bench.BenchError(f"shape {shape}: N must be a multiple of CHUNK")
+        timed.append((shape, routing))
+        return {"shape": list(shape), "routing": routing}
+
+    monkeypatch.setattr(bench, "bench_grouped_shape", fake_grouped)
+    monkeypatch.setattr(bench, "grouped_table", lambda rows: "")
+    shapes = bench.DEFAULT_GROUPED_SHAPES
+    bench.run([module], shapes, tmp_path, log=said.append, defaults=True)
+    assert {s for s, _ in timed} == {s for s in shapes if s[2] % 128 == 0} != set(shapes)
+    assert any("skipped" in line and "2880" in line for line in said)
+    with pytest.raises(bench.BenchError, match="CHUNK"):
+        bench.run([module], shapes, tmp_path, log=said.append)

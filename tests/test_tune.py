@@ -242,3 +242,118 @@ def test_only_rejects_what_it_cannot_use(bad):
         main, ["tune", "generated/glu_silu_bf16_bn128_sm90.py", "--only", bad]
     )
     assert result.exit_code == 2 and "--only" in result.output
+
+
+GROUPED = ROOT / "generated" / "glu_silu_bf16_bn128_sm90_grouped.py"
+DENSE = ROOT / "generated" / "glu_silu_bf16_bn128_sm90.py"
+
+
+def test_tune_cases_time_the_grouped_forward_of_a_grouped_module():
+    from codegen.bench import DEFAULT_GROUPED_SHAPES, ROUTINGS, load_module
+
+    grouped, dense = load_module(GROUPED), load_module(DENSE)
+    # no shape: the bench's MoE shapes this module can run, in every routing (gpt-oss's
+    # N = 2880 only for a 64-column module)
+    cases, kind = tune_mod.tune_cases(grouped, [], ())
+    assert kind == "grouped"
+    fit = [s for s in DEFAULT_GROUPED_SHAPES if s[2] % 128 == 0]
+    assert fit != DEFAULT_GROUPED_SHAPES
+    assert cases == [(*s, r) for s in fit for r in ROUTINGS]
+    oai = load_module(ROOT / "generated" / "glu_swiglu_oai_bf16_bn64_sm90_grouped.py")
+    assert len(tune_mod.tune_cases(oai, [], ())[0]) == 3 * len(DEFAULT_GROUPED_SHAPES)
+    cases, kind = tune_mod.tune_cases(grouped, [(65536, 2048, 768, 128)], ("balanced", "ragged"))
+    assert cases == [(65536, 2048, 768, 128, "balanced"), (65536, 2048, 768, 128, "ragged")]
+    # M,K,N shapes time a grouped module's dense forward (its constants serve both)
+    assert tune_mod.tune_cases(grouped, [(64, 128, 256)], ()) == ([(64, 128, 256)], "dense")
+    assert tune_mod.tune_cases(dense, [], ())[1] == "dense"
+
+
+@pytest.mark.parametrize(
+    "path, shapes, routings, match",
+    [
+        (DENSE, [(64, 128, 256, 4)], (), "--grouped"),
+        (GROUPED, [(64, 128, 256), (64, 128, 256, 4)], (), "not both"),
+        (GROUPED, [(64, 128, 256)], ("balanced",), "--routing is for"),
+        (GROUPED, [(64, 128, 200, 4)], (), "multiple of CHUNK"),
+        (GROUPED, [(64, 128, 256, 4)], ("sorted",), "--routing 'sorted'"),
+        (GROUPED, [(64, 128)], (), "--shape"),
+    ],
+)
+def test_tune_cases_reject_what_cannot_be_timed(path, shapes, routings, match):
+    from codegen.bench import load_module
+
+    with pytest.raises(tune_mod.BenchError, match=match):
+        tune_mod.tune_cases(load_module(path), shapes, routings)
+
+
+def test_cli_tune_routing_is_validated(monkeypatch):
+    result = CliRunner().invoke(main, ["tune", str(GROUPED), "--routing", "sorted"])
+    assert result.exit_code == 2 and "--routing" in result.output
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    result = CliRunner().invoke(main, ["tune", str(GROUPED), "--shape", "64,128,256,4"])
+    assert result.exit_code == 2 and "needs a CUDA GPU" in result.output
+
+
+def test_tune_scores_grouped_cases_per_routing():
+    """tune() takes (T, K, N, E, routing) cases as it takes dense shapes: each is timed against
+    the current tiling in its own interleaved rounds; the score is the geometric mean."""
+    spec = Spec.create(act="silu", arch="sm90", grouped=True)
+    mod = fake_module(spec)
+    seen = set()
+
+    def timer(m, case):  # 64-row tiles 10% faster at balanced routing, 10% slower at ragged
+        seen.add(case)
+        if m.BLOCK_M == 64:
+            return 0.9 if case[4] == "balanced" else 1.1
+        return 1.0 - 0.03 * (m.NUM_STAGES == 4)
+
+    cases = [(65536, 2048, 768, 128, "balanced"), (65536, 2048, 768, 128, "ragged")]
+    _, best, rows = tune_mod.tune(mod, cases, timer, log=lambda s: None, rounds=2)
+    assert seen == set(cases)
+    assert best["num_stages"] == 4 and best["bm"] == 128
+    by = {tuple(sorted(r["tiling"].items())): r["score"] for r in rows}
+    # scored against the current tiling (3 stages): 64-row tiles win one routing, lose the other
+    assert by[tuple(sorted({**best, "bm": 64}.items()))] == pytest.approx((0.9 * 1.1) ** 0.5)
+
+
+GROUPED_CHECK = r"""
+import sys
+sys.path.insert(0, ".")
+from tests.interpreter_patch import widen_bf16_dot
+widen_bf16_dot()
+from codegen import tune
+from codegen.bench import load_module
+mod = load_module(sys.argv[1])
+assert tune.grouped_check(mod, device="cpu"), "the module's own tiling fails the check"
+# a candidate tiling: the check and one timed step run with it
+tune.apply_tiling(mod, {**tune.current_tiling(mod), "bm": 64, "group_m": 4})
+assert tune.grouped_check(mod, device="cpu"), "a 64-row tiling fails the check"
+out, factors = tune.grouped_forward_step(mod, (300, 128, 2 * mod.CHUNK, 4, "ragged"), "cpu")()
+assert out.shape == (300, 2 * mod.CHUNK) and factors.shape == (300, 4 * mod.CHUNK)
+# a broken forward fails it: the weight's halves swapped (left <-> gate)
+pack = mod.pack_grouped_weight
+mod.pack_grouped_weight = lambda gate, up: pack(up, gate)
+assert not tune.grouped_check(mod, device="cpu"), "swapped halves pass the check"
+print("ok")
+"""
+
+
+@pytest.mark.parametrize("name", [GROUPED.name, "glu_swiglu_oai_bf16_bn64_sm90_grouped.py"])
+def test_grouped_check_and_step_run_the_module_under_the_interpreter(name):
+    """What `tune` runs for each grouped candidate, on the CPU (TRITON_INTERPRET=1, bf16 dots
+    widened as in the generated tests): the check against a float32 per-expert loop passes for
+    the module's tiling and a 64-row one, and fails for a broken forward; the timed step runs."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "TRITON_INTERPRET": "1", "CUDA_VISIBLE_DEVICES": ""}
+    result = subprocess.run(
+        [sys.executable, "-c", GROUPED_CHECK, str(ROOT / "generated" / name)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert result.returncode == 0 and result.stdout.strip() == "ok", result.stderr[-3000:]
