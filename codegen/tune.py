@@ -182,7 +182,8 @@ def tune(
                 continue
             score = math.exp(sum(math.log(c / b) for c, b in ratios) / len(ratios))
             rows.append({"tiling": tiling, "score": score, "ms": [c for c, _ in ratios]})
-            log(f"  {tiling}: {score:.3f}x the current tiling")
+            per_shape = " / ".join(f"{c / b:.3f}" for c, b in ratios)
+            log(f"  {tiling}: {score:.3f}x the current tiling (per shape: {per_shape})")
     finally:
         apply_tiling(module, baseline)
         restore(module, saved)
