@@ -13,7 +13,7 @@ from . import __version__
 from .activations import Act
 from .bench import ROUTINGS
 from .render import module_filename, render, test_filename
-from .spec import ARCHS, Arch, DType, Math, Spec, SpecError
+from .spec import ARCHS, DGRAD, TILING, Arch, DType, Math, Spec, SpecError
 from .variants import GenError, load_variants
 from .write import check as check_drift
 from .write import write_all
@@ -47,12 +47,36 @@ def _existing_identity(path: Path) -> str | None:
     return None
 
 
+# options that tune a variant without making it another one (`swiglu-gen tune --write` changes
+# them and `make generate` overwrites the file), and the name (the file's name already)
+_SAME_VARIANT_OPTIONS = {f"--{f.replace('_', '-')}" for f in (*TILING, *DGRAD)} | {"--name"}
+
+
+def _variant_kind(cli_args: str) -> list[str]:
+    """A "Regenerate with" line's options without its tiling and name: what the file computes
+    (activation and its parameters, dtype, chunk, arch, math, layout)."""
+    words, kind = shlex.split(cli_args), []
+    i = 0
+    while i < len(words):
+        if words[i] in _SAME_VARIANT_OPTIONS:
+            i += 2
+            continue
+        kind.append(words[i])
+        i += 1
+    return kind
+
+
 def _collisions(out_dir: Path, specs: list[Spec]) -> list[str]:
+    """Files that ``specs`` would overwrite although they hold another variant under the same
+    name (e.g. two `--name foo` runs with different activations).  A new tiling of the same
+    variant (what `tune --write` puts in the variants file) is not a collision."""
     problems = []
     for spec in specs:
         path = out_dir / module_filename(spec)
         existing = _existing_identity(path)
-        if existing is not None and existing != " ".join(spec.cli_args()):
+        if existing is not None and _variant_kind(existing) != _variant_kind(
+            shlex.join(spec.cli_args())
+        ):
             problems.append(
                 f"{path} holds another variant named {spec.module_name!r} ({existing}); "
                 "choose another --name or remove that file"

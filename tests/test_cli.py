@@ -83,6 +83,35 @@ def test_name_collision_with_another_variant_exits_2(tmp_path):
     assert run("--name", "mlp", "-o", str(tmp_path)).exit_code == 0  # same spec: fine
 
 
+def test_a_new_tiling_of_the_same_variant_overwrites_its_file(tmp_path):
+    """`swiglu-gen tune --write` changes a variant's tiling in the variants file and `make
+    generate` must then rewrite its module (v0.30 found it refused: "holds another variant");
+    a changed activation parameter under the same name still collides."""
+    assert run("--act", "swiglu_oai", "--bn", "64", "--grouped", "-o", str(tmp_path)).exit_code == 0
+    name = "glu_swiglu_oai_bf16_bn64_sm90_grouped"
+    tuned = (
+        "--bk",
+        "64",
+        "--num-stages",
+        "4",
+        "--group-m",
+        "8",
+        "--dgrad-stages",
+        "3",
+        "--name",
+        name,
+    )
+    result = run("--act", "swiglu_oai", "--bn", "64", "--grouped", *tuned, "-o", str(tmp_path))
+    assert result.exit_code == 0, result.output
+    text = (tmp_path / f"{name}.py").read_text()
+    assert "NUM_STAGES = 4" in text and "GROUP_M = 8" in text and "DG_NUM_STAGES = 3" in text
+    before = snapshot(tmp_path)
+    other = ("--limit", "10.0", "--name", name)  # GLM's clamp: another variant
+    result = run("--act", "swiglu_oai", "--bn", "64", "--grouped", *other, "-o", str(tmp_path))
+    assert result.exit_code == 2 and f"another variant named '{name}'" in result.output
+    assert snapshot(tmp_path) == before
+
+
 def test_changed_arch_default_is_not_a_collision(tmp_path, monkeypatch):
     import dataclasses
 
