@@ -49,9 +49,13 @@ bench: $(STAMP)
 	$(BIN)/swiglu-gen bench $(BENCH_MODULES) --out bench-results
 
 # GPU only: re-measure a module's tiling and write the winner into generated/variants.toml.
+# TUNE_ARGS: more `swiglu-gen tune` options, e.g. for a grouped module
+#   make tune TUNE_MODULE=generated/glu_silu_bf16_bn128_sm90_grouped.py \
+#             TUNE_ARGS="--shape 65536,2048,768,128 --routing balanced --only bm=128"
 TUNE_MODULE ?= generated/glu_silu_bf16_bn128_sm90.py
+TUNE_ARGS ?=
 tune: $(STAMP)
-	$(BIN)/swiglu-gen tune $(TUNE_MODULE) --write && $(MAKE) generate
+	$(BIN)/swiglu-gen tune $(TUNE_MODULE) $(TUNE_ARGS) --write && $(MAKE) generate
 
 # Any machine: compile every generated module's kernels for its GPU target (no GPU needed).
 compile-check: $(STAMP)
