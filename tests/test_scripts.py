@@ -12,11 +12,12 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def smoke(script, results, tmp_path):
-    """Run scripts/<script> --smoke on the CPU; its results JSON (written to $OUT)."""
+def smoke(script, results, tmp_path, args=(), stdout=None):
+    """Run scripts/<script> [args] --smoke on the CPU; its results JSON (written to $OUT).
+    ``stdout``: a list that receives the script's standard output."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), "OUT": str(tmp_path), "CUDA_VISIBLE_DEVICES": ""}
     result = subprocess.run(
-        [sys.executable, f"scripts/{script}", "--smoke"],
+        [sys.executable, f"scripts/{script}", *args, "--smoke"],
         cwd=ROOT,
         env=env,
         capture_output=True,
@@ -24,6 +25,8 @@ def smoke(script, results, tmp_path):
         timeout=900,
     )
     assert result.returncode == 0, result.stderr[-3000:]
+    if stdout is not None:
+        stdout.append(result.stdout)
     return json.loads((tmp_path / results).read_text())
 
 
@@ -128,17 +131,9 @@ def test_ab_grouped_tiling_smoke_times_both_tilings_and_compares_them(tmp_path):
     new = tmp_path / f"new_{spec.module_name}.py"
     new.write_text(render(other)[f"{spec.module_name}.py"])
     old = ROOT / "generated" / f"{spec.module_name}.py"
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "OUT": str(tmp_path), "CUDA_VISIBLE_DEVICES": ""}
-    result = subprocess.run(
-        [sys.executable, "scripts/ab_grouped_tiling.py", str(old), str(new), "--smoke"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
-    assert result.returncode == 0, result.stderr[-3000:]
-    rows = json.loads((tmp_path / "ab_grouped_tiling.json").read_text())
+    printed = []
+    args = (str(old), str(new))
+    rows = smoke("ab_grouped_tiling.py", "ab_grouped_tiling.json", tmp_path, args, printed)
     assert {k.split()[1] for k in rows} == {"balanced", "skewed", "ragged"}
     for row in rows.values():
         assert row["rel_err"] < 1e-2, row
@@ -146,4 +141,4 @@ def test_ab_grouped_tiling_smoke_times_both_tilings_and_compares_them(tmp_path):
         assert all(v > 0 for v in row["ms"].values())
         lo_med_hi = row["new_over_old_step"]
         assert lo_med_hi[1] <= lo_med_hi[0] <= lo_med_hi[2]
-    assert "| case |" in result.stdout
+    assert "| case |" in printed[0]
