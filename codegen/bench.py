@@ -985,9 +985,15 @@ def require_cuda(what, packages=("torch", "triton")):
         )
 
 
-def run(modules, shapes, out_dir: Path, do_compile=True, log=print, defaults=False):
+def run(modules, shapes, out_dir: Path, do_compile=True, log=print, defaults=False, routings=()):
     """``defaults``: the shapes are the default set, and a module skips those whose N is not a
-    multiple of its CHUNK (gpt-oss's N = 2880 with a 128-column module); given shapes raise."""
+    multiple of its CHUNK (gpt-oss's N = 2880 with a 128-column module); given shapes raise.
+    ``routings``: those of the T,K,N,E shapes (default: all of ROUTINGS)."""
+    bad = [r for r in routings if r not in ROUTINGS]
+    if bad:
+        raise BenchError(f"--routing {bad[0]!r}: one of {', '.join(ROUTINGS)}")
+    if routings and not any(len(s) == 4 for s in shapes):
+        raise BenchError("--routing is for T,K,N,E shapes (grouped modules); none is timed")
     require_cuda("the bench")
     import torch
     import triton
@@ -1022,7 +1028,7 @@ def run(modules, shapes, out_dir: Path, do_compile=True, log=print, defaults=Fal
             if len(shape) == 4:
                 if not hasattr(mod, "grouped_glu"):
                     continue
-                for routing in ROUTINGS:
+                for routing in routings or ROUTINGS:
                     grouped.append(bench_grouped_shape(mod, shape, routing, log=log))
                     torch.cuda.empty_cache()
                     save()
@@ -1049,7 +1055,7 @@ def launch_paths(mod):
     return sum(1 for entry in entries if entry[1] is not None), len(entries)
 
 
-def run_cli(modules, shapes, out_dir: Path, do_compile=True) -> None:
+def run_cli(modules, shapes, out_dir: Path, do_compile=True, routings=()) -> None:
     """`swiglu-gen bench`: raises BenchError for what the user must fix (exit 2)."""
     defaults = not shapes
     if defaults:  # the dense defaults, and the MoE shapes when a grouped module is benched
@@ -1065,6 +1071,7 @@ def run_cli(modules, shapes, out_dir: Path, do_compile=True) -> None:
         do_compile,
         log=lambda s: print(s, file=sys.stderr, flush=True),
         defaults=defaults,
+        routings=tuple(routings),
     )
     print(f"{meta['gpu']}, torch {meta['torch']}, triton {meta['triton']}")
     for name, counts in meta.get("direct_launches", {}).items():

@@ -337,6 +337,15 @@ def main(ctx: click.Context, variants_file, check, out_dir, **options):
         click.echo(f"{path}  (removed: no variant renders it)")
 
 
+_routing_option = click.option(
+    "--routing",
+    "routings",
+    multiple=True,
+    type=click.Choice(ROUTINGS),
+    help="Routings of the T,K,N,E shapes (repeatable; default: balanced, skewed and ragged).",
+)
+
+
 def _shapes(ctx, param, values):
     from .bench import BenchError, parse_model, parse_shape
 
@@ -378,8 +387,9 @@ def _shapes(ctx, param, values):
     show_default=True,
     help="Folder for bench.json and bench.png.",
 )
+@_routing_option
 @click.option("--no-compile", is_flag=True, help="Skip the torch.compile baselines.")
-def bench(modules, shapes, models, list_models, out_dir, no_compile):
+def bench(modules, shapes, models, list_models, out_dir, routings, no_compile):
     """Time generated modules against cuBLAS, eager, torch.compile and Liger (needs a GPU)."""
     from .bench import MODELS, BenchError, run_cli
 
@@ -393,7 +403,7 @@ def bench(modules, shapes, models, list_models, out_dir, no_compile):
     if not modules:
         raise click.UsageError("Missing argument 'MODULE.py...'.")
     try:
-        run_cli(modules, [*shapes, *models], Path(out_dir), not no_compile)
+        run_cli(modules, [*shapes, *models], Path(out_dir), not no_compile, routings)
     except BenchError as e:
         raise GenError(str(e)) from None
 
@@ -477,13 +487,7 @@ def bench_model(module, models, layers, seq, out_dir, do_compile, head, optimize
     help="Shape to time (repeatable); T,K,N,E (E experts) times a grouped module's grouped "
     "forward. Default: the bench's shapes (its MoE shapes for a grouped module).",
 )
-@click.option(
-    "--routing",
-    "routings",
-    multiple=True,
-    type=click.Choice(ROUTINGS),
-    help="Routings of the T,K,N,E shapes to time (repeatable; default: all three, as the bench).",
-)
+@_routing_option
 @click.option(
     "--variants",
     "variants_file",

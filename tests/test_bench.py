@@ -456,3 +456,24 @@ def test_default_shapes_skip_what_a_module_cannot_run(monkeypatch, tmp_path):
     assert any("skipped" in line and "2880" in line for line in said)
     with pytest.raises(bench.BenchError, match="CHUNK"):
         bench.run([module], shapes, tmp_path, log=said.append)
+    # --routing: only those routings are timed
+    timed.clear()
+    bench.run([module], shapes[:1], tmp_path, log=said.append, routings=("ragged", "skewed"))
+    assert timed == [(shapes[0], "ragged"), (shapes[0], "skewed")]
+
+
+@pytest.mark.parametrize(
+    "shapes, routings, match",
+    [
+        ([(64, 32, 128, 4)], ("sorted",), "--routing 'sorted'"),
+        ([(64, 32, 128)], ("ragged",), "none"),
+    ],
+)
+def test_bench_routing_is_validated(shapes, routings, match, tmp_path):
+    with pytest.raises(bench.BenchError, match=match):
+        bench.run([MODULE], shapes, tmp_path, routings=routings)
+    if routings != ("sorted",):  # the CLI: a dense run with --routing exits 2 before any GPU use
+        result = CliRunner().invoke(
+            main, ["bench", MODULE, "--shape", "64,32,128", "--routing", "ragged"]
+        )
+        assert result.exit_code == 2 and "--routing" in result.output
