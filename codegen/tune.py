@@ -358,6 +358,8 @@ def tune_cases(module, shapes, routings) -> tuple[list, str]:
     if not shapes:  # the defaults this module can run (gpt-oss's N = 2880 needs CHUNK = 64)
         shapes = DEFAULT_GROUPED_SHAPES if grouped else DEFAULT_SHAPES
         shapes = [s for s in shapes if s[2] % chunk == 0]
+        if not shapes:
+            raise BenchError(f"no default shape has N a multiple of CHUNK = {chunk}: give --shape")
     lengths = {len(s) for s in shapes}
     if lengths - {3, 4}:
         raise BenchError("--shape: M,K,N (dense) or T,K,N,E (grouped modules)")
