@@ -151,6 +151,27 @@ def test_write_back_reproduces_the_winner_under_the_same_name(tmp_path):
     assert "NUM_STAGES = 4" in module and "GROUP_M = 32" in module
 
 
+def test_make_tune_flow_regenerates_the_retuned_module(tmp_path):
+    """`make tune` = `tune --write` then `make generate`: the variants file gets the winner and
+    generating into a folder that holds the module as it was rewrites it with the new tiling
+    (v0.30: refused, "holds another variant", the tiling counted as the variant's identity)."""
+    name = "glu_silu_bf16_bn128_sm90"
+    out = tmp_path / "generated"
+    out.mkdir()
+    for f in (f"{name}.py", f"test_{name}.py"):
+        shutil.copy(ROOT / "generated" / f, out / f)
+    variants = tmp_path / "variants.toml"
+    variants.write_text('[[variant]]\nact = "silu"\ndtype = "bf16"\nbn = 128\narch = "sm90"\n')
+    best = {"bm": 128, "bk": 64, "num_warps": 8, "num_stages": 4, "group_m": 8}
+    tune_mod.write_back(variants, name, best)
+    result = CliRunner().invoke(main, ["--variants", str(variants), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    text = (out / f"{name}.py").read_text()
+    assert "NUM_STAGES = 4" in text and "GROUP_M = 8" in text
+    check = CliRunner().invoke(main, ["--variants", str(variants), "-o", str(out), "--check"])
+    assert check.exit_code == 0, check.output
+
+
 def test_write_back_of_an_unknown_module(tmp_path):
     variants = tmp_path / "variants.toml"
     shutil.copy(ROOT / "generated" / "variants.toml", variants)
