@@ -11,7 +11,7 @@ import click
 
 from . import __version__
 from .activations import Act
-from .bench import ROUTINGS
+from .bench import ROUNDS, ROUTINGS
 from .render import module_filename, render, test_filename
 from .spec import ARCHS, DGRAD, TILING, Arch, DType, Math, Spec, SpecError
 from .variants import GenError, load_variants
@@ -523,13 +523,31 @@ def bench_model(module, models, layers, seq, out_dir, do_compile, head, optimize
     help="Try only these values of a tiling field (repeatable), e.g. --only bm=128 "
     "--only num_stages=3,4: a smaller grid, a shorter run.",
 )
-def tune(module, shapes, routings, variants_file, write, min_gain, groups, only):
+@click.option(
+    "--rounds",
+    type=click.IntRange(1, 50),
+    default=ROUNDS,
+    show_default=True,
+    help="Interleaved rounds per shape and candidate (each: the current tiling and the "
+    "candidate, in alternating order); fewer: a shorter, noisier run.",
+)
+def tune(module, shapes, routings, variants_file, write, min_gain, groups, only, rounds):
     """Re-measure a module's tilings on this GPU; --write puts the winners into the variants file."""
     from .bench import BenchError
     from .tune import run_cli
 
     try:
-        run_cli(Path(module), shapes, Path(variants_file), write, min_gain, groups, only, routings)
+        run_cli(
+            Path(module),
+            shapes,
+            Path(variants_file),
+            write,
+            min_gain,
+            groups,
+            only,
+            routings,
+            rounds,
+        )
     except BenchError as e:
         raise GenError(str(e)) from None
 

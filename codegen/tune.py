@@ -392,6 +392,7 @@ def run_cli(
     groups=("forward",),
     only=(),
     routings=(),
+    rounds=ROUNDS,
 ) -> None:
     """`swiglu-gen tune`: raises BenchError (or the variants file's GenError) for what the user
     must fix."""
@@ -426,7 +427,9 @@ def run_cli(
             continue
         log(f"{group}:")
         timer, check = timers[group]
-        baseline, best, rows = tune(module, cases, timer, check, log=log, group=group, only=only)
+        baseline, best, rows = tune(
+            module, cases, timer, check, log=log, rounds=rounds, group=group, only=only
+        )
         gain = 1 - rows[0]["score"] if rows else 0.0
         print(
             f"{group}: current tiling {baseline}; best {best} ({rows[0]['score']:.3f}x)"

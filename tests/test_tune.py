@@ -378,3 +378,26 @@ def test_grouped_check_and_step_run_the_module_under_the_interpreter(name):
         timeout=900,
     )
     assert result.returncode == 0 and result.stdout.strip() == "ok", result.stderr[-3000:]
+
+
+def test_cli_tune_rounds_reach_the_timing_and_are_validated(monkeypatch):
+    seen = {}
+
+    def fake_tune(
+        module, cases, timer, check=None, log=print, rounds=4, group="forward", only=None
+    ):
+        seen.update(rounds=rounds, cases=cases, group=group)
+        base = tune_mod.current_tiling(module, group)
+        return base, base, []
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(tune_mod, "tune", fake_tune)
+    args = ["tune", str(GROUPED), "--shape", "4096,512,768,16", "--routing", "ragged"]
+    result = CliRunner().invoke(main, [*args, "--rounds", "2"])
+    assert result.exit_code == 0, result.output
+    assert seen == {"rounds": 2, "cases": [(4096, 512, 768, 16, "ragged")], "group": "forward"}
+    assert "no candidate ran" in result.output
+    CliRunner().invoke(main, args)
+    assert seen["rounds"] == tune_mod.ROUNDS == 4
+    result = CliRunner().invoke(main, [*args, "--rounds", "0"])
+    assert result.exit_code == 2 and "--rounds" in result.output
