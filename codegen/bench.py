@@ -797,13 +797,22 @@ def plot(results, path: Path) -> bool:
     return True
 
 
-def grouped_case(mod, shape, routing, device="cuda"):
-    """The inputs of a grouped step at ``shape`` (T, K, N, E) and ``routing``, made from seed 0,
+def check_routings(routings) -> None:
+    """BenchError for a routing that is not one of ROUTINGS (the CLI's choices check it too)."""
+    bad = [r for r in routings if r not in ROUTINGS]
+    if bad:
+        raise BenchError(f"--routing {bad[0]!r}: one of {', '.join(ROUTINGS)}")
+
+
+def grouped_case(mod, shape, routing, device="cuda", sizes=None):
+    """The inputs of a grouped step at ``shape`` (T, K, N, E) and ``routing`` (or the rows per
+    expert ``sizes``, summing to T, where given), made from seed 0,
     and its two implementations: ``ours()`` (grouped_glu, offsets unchecked, as
     FusedGroupedGLU calls it) and ``titan()`` (torchtitan-style: two torch._grouped_mm + the
     activation, autograd), each on its own leaves (``ours_leaves``, ``titan_leaves``: x and the
     weights, with their biases for gpt-oss's swiglu_oai).  Also x, dy, the packed weight and
-    biases as plain tensors, the sizes, offsets and each row's expert."""
+    biases as plain tensors (per projection: b1, b3), the sizes, offsets and each row's
+    expert."""
     import types
 
     import torch
@@ -819,8 +828,9 @@ def grouped_case(mod, shape, routing, device="cuda"):
     c.w3 = (torch.randn(E, N, K, device=dev) / K**0.5).to(dt)  # up
     c.packed = mod.pack_grouped_weight(c.w1, c.w3).contiguous()
     b1, b3 = ((torch.randn(E, N, device=dev) * 0.1).to(dt) for _ in range(2))
+    c.b1, c.b3 = b1, b3
     c.packed_b = torch.stack([mod.pack_bias(b1[e], b3[e]) for e in range(E)]) if c.bias else None
-    c.sizes = routing_sizes(T, E, routing)
+    c.sizes = list(sizes) if sizes is not None else routing_sizes(T, E, routing)
     c.offs = torch.tensor(c.sizes, device=dev).cumsum(0).to(torch.int32)
     expert_of_row = torch.repeat_interleave(
         torch.arange(E, device=dev), torch.tensor(c.sizes, device=dev)
@@ -989,9 +999,7 @@ def run(modules, shapes, out_dir: Path, do_compile=True, log=print, defaults=Fal
     """``defaults``: the shapes are the default set, and a module skips those whose N is not a
     multiple of its CHUNK (gpt-oss's N = 2880 with a 128-column module); given shapes raise.
     ``routings``: those of the T,K,N,E shapes (default: all of ROUTINGS)."""
-    bad = [r for r in routings if r not in ROUTINGS]
-    if bad:
-        raise BenchError(f"--routing {bad[0]!r}: one of {', '.join(ROUTINGS)}")
+    check_routings(routings)
     if routings and not any(len(s) == 4 for s in shapes):
         raise BenchError("--routing is for T,K,N,E shapes (grouped modules); none is timed")
     require_cuda("the bench")

@@ -27,6 +27,7 @@ from .bench import (
     ROUNDS,
     ROUTINGS,
     BenchError,
+    check_routings,
     dgrad_step,
     grouped_case,
     load_module,
@@ -310,42 +311,28 @@ def grouped_forward_step(module, case, device="cuda"):
 def grouped_check(module, device="cuda"):
     """The grouped forward (out and both factor halves are what a tiling can break) against a
     float32 per-expert loop of the dense reference, ragged routing with an empty expert and
-    experts of fewer rows than a tile: relative error of out < 1e-2, and the factors give
-    grad_x within 1e-2 of the reference's."""
+    experts of fewer rows than a tile (the bench's inputs, grouped_case): relative error of out
+    < 1e-2, and the factors give grad_x within 1e-2 of the reference's."""
     import torch
 
-    E, K, N = 4, 256, 2 * module.CHUNK
     sizes = [0, 37, 300, 163]
-    torch.manual_seed(0)
-    w1 = (torch.randn(E, N, K, device=device) / K**0.5).to(module.DTYPE)
-    w3 = (torch.randn(E, N, K, device=device) / K**0.5).to(module.DTYPE)
-    bias = module.ACTIVATION == "swiglu_oai"
-    b1, b3 = ((torch.randn(E, N, device=device) * 0.1).to(module.DTYPE) for _ in range(2))
-    packed = module.pack_grouped_weight(w1, w3).contiguous()
-    packed_b = torch.stack([module.pack_bias(b1[e], b3[e]) for e in range(E)]) if bias else None
-    offs = torch.tensor(sizes, device=device).cumsum(0).to(torch.int32)
-    x = torch.randn(sum(sizes), K, device=device, dtype=module.DTYPE, requires_grad=True)
-    dy = torch.randn(sum(sizes), N, device=device, dtype=module.DTYPE)
-    out = module.grouped_glu(x, packed, offs, packed_b)
-    out.backward(dy)
+    c = grouped_case(module, (sum(sizes), 256, 2 * module.CHUNK, 4), None, device, sizes)
+    out = c.ours(check_offsets=True)
+    out.backward(c.dy)
+    x = c.ours_leaves[0]
     xr = x.detach().float().requires_grad_()
     refs, start = [], 0
     for e, n in enumerate(sizes):
-        rows = slice(start, start + n)
-        gb, ub = (b1[e], b3[e]) if bias else (None, None)
-        refs.append(module.reference(xr[rows], w1[e], w3[e], gb, ub))
+        biases = (c.b1[e], c.b3[e]) if c.bias else (None, None)
+        refs.append(module.reference(xr[start : start + n], c.w1[e], c.w3[e], *biases))
         start += n
     ref = torch.cat(refs)
-    ref.backward(dy.float())
+    ref.backward(c.dy.float())
 
     def rel(a, b):
         return ((a.float() - b).norm() / b.norm()).item()
 
     return rel(out, ref) < 1e-2 and rel(x.grad, xr.grad) < 1e-2
-
-
-def _gpu_grouped_check(module):
-    return grouped_check(module)
 
 
 def tune_cases(module, shapes, routings) -> tuple[list, str]:
@@ -374,9 +361,7 @@ def tune_cases(module, shapes, routings) -> tuple[list, str]:
         if routings:
             raise BenchError("--routing is for T,K,N,E shapes of a grouped module")
         return [tuple(s) for s in shapes], "dense"
-    bad = [r for r in routings if r not in ROUTINGS]
-    if bad:
-        raise BenchError(f"--routing {bad[0]!r}: one of {', '.join(ROUTINGS)}")
+    check_routings(routings)
     for s in shapes:
         if s[2] % chunk:
             raise BenchError(f"--shape {s}: N must be a multiple of CHUNK = {chunk}")
@@ -419,7 +404,7 @@ def run_cli(
     if kind == "grouped":
         # a grouped module's constants serve its grouped and its dense forward alike: tuned
         # on MoE shapes, the tiling is the grouped kernel's pick
-        timers["forward"] = (_gpu_grouped_timer, _gpu_grouped_check)
+        timers["forward"] = (_gpu_grouped_timer, grouped_check)
         log("forward: timing the grouped training forward at " + ", ".join(map(str, cases)))
     for group in groups:
         if group == "dgrad" and not hasattr(module, "DG_BLOCK_M"):
