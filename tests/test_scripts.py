@@ -142,3 +142,16 @@ def test_ab_grouped_tiling_smoke_times_both_tilings_and_compares_them(tmp_path):
         lo_med_hi = row["new_over_old_step"]
         assert lo_med_hi[1] <= lo_med_hi[0] <= lo_med_hi[2]
     assert "| case |" in printed[0]
+
+
+def test_grouped_wgrad_triton_smoke_checks_every_mode(tmp_path):
+    """scripts/grouped_wgrad_triton.py --smoke: the Triton grouped weight gradient in each way
+    of cutting the reduction at an expert's rows (masked pointers, per-expert device
+    descriptors, masked TMA), flattened or not, against a float32 per-expert loop, with an
+    empty expert and experts that are not a multiple of the row step."""
+    rows = smoke("grouped_wgrad_triton.py", "grouped_wgrad_triton.json", tmp_path)
+    (row,) = rows.values()
+    modes = {name.split()[0] for name in row["rel_err"]}
+    assert modes == {"ptr", "tma_dev", "tma_mask"}
+    assert len(row["rel_err"]) == 6 and max(row["rel_err"].values()) < 1e-5, row["rel_err"]
+    assert set(row["ms"]) == set(row["rel_err"])
