@@ -8,6 +8,10 @@ CUDA + NCCL when GPUs are present (one per rank), else CPU + gloo with TRITON_IN
 2. FSDP2 (fully_shard) over an MLP with FusedGLU: loss and gradients vs one process.
 3. The whole MLP (mlp / FusedMLP): tensor parallel with shard_packed_weight + shard_down_weight
    (each rank's mlp gives a partial output, summed), and FSDP2 over FusedMLP.
+A grouped module (mixture of experts) runs its own two instead:
+4. Tensor parallel inside the experts: shard_grouped_weight (weights and biases, column-parallel)
+   and shard_grouped_down_weight (row-parallel) with grouped_glu + grouped_linear.
+5. FSDP2 over FusedExperts (with biases; the experts' dim sharded), router outputs per rank.
 """
 
 import importlib.util
@@ -197,6 +201,91 @@ def fsdp2(mod, device, rank, ws):
     return errs
 
 
+def grouped_tensor_parallel(mod, device, rank, ws):
+    """grouped_glu + grouped_linear on each rank's shards inside every expert (an expert
+    without rows among them) == the unsharded layer; the gradients are the shards' of it."""
+    torch.manual_seed(4)
+    sizes = [9, 0, 15]
+    E, T, K, N = len(sizes), sum(sizes), 64, ws * mod.CHUNK
+    dt = mod.DTYPE
+    gate, up = ((torch.randn(E, N, K) / K**0.5).to(device, dt) for _ in range(2))
+    packed = mod.pack_grouped_weight(gate, up)
+    bias = (torch.randn(E, 2 * N) * 0.2).to(device, dt)
+    down = (torch.randn(E, K, N) / N**0.5).to(device, dt)
+    x, dy = (torch.randn(T, K).to(device, dt) for _ in range(2))
+    offsets = torch.tensor(sizes).cumsum(0).to(device, torch.int32)
+
+    def layer(x, w, b, d):
+        return mod.grouped_linear(mod.grouped_glu(x, w, offsets, b), d, offsets)
+
+    full = [t.clone().requires_grad_() for t in (x, packed, bias, down)]
+    yf = layer(*full)
+    yf.backward(dy)
+
+    shards = [
+        mod.shard_grouped_weight(packed, rank, ws).requires_grad_(),
+        mod.shard_grouped_weight(bias, rank, ws).requires_grad_(),
+        mod.shard_grouped_down_weight(down, rank, ws).requires_grad_(),
+    ]
+    xt = x.clone().requires_grad_()
+    y = _ReduceFromTP.apply(layer(_CopyToTP.apply(xt), *shards))
+    y.backward(dy)
+    return {
+        "out": rel_err(y, yf),
+        "grad_x": rel_err(xt.grad, full[0].grad),
+        "grad_packed_shard": rel_err(
+            shards[0].grad, mod.shard_grouped_weight(full[1].grad, rank, ws)
+        ),
+        "grad_bias_shard": rel_err(
+            shards[1].grad, mod.shard_grouped_weight(full[2].grad, rank, ws)
+        ),
+        "grad_down_shard": rel_err(
+            shards[2].grad, mod.shard_grouped_down_weight(full[3].grad, rank, ws)
+        ),
+    }
+
+
+def grouped_fsdp2(mod, device, rank, ws):
+    """FSDP2 (fully_shard) over FusedExperts with biases: each rank's tokens and router outputs,
+    loss and every gradient vs one process that runs all ranks' batches."""
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.fsdp import fully_shard
+
+    E, D, F, S, k = 4, 64, 2 * mod.CHUNK, 12, 2
+    dt = mod.DTYPE
+    torch.manual_seed(5)
+    reference = mod.FusedExperts(E, D, F, bias=True, device=device)
+    with torch.no_grad():  # biases that matter (they start at zero)
+        for b in (reference.bias, reference.down_bias):
+            b.normal_(0, 0.2)
+    model = mod.FusedExperts(E, D, F, bias=True, device=device)
+    model.load_state_dict(reference.state_dict())
+    batches = []
+    for _ in range(ws):
+        hidden = torch.randn(S, D).to(device, dt)
+        index = torch.randint(0, E - 1, (S, k)).to(device)  # the last expert gets no rows
+        weights = torch.softmax(torch.randn(S, k), dim=-1).to(device, dt)
+        batches.append((hidden, index, weights, torch.randn(S, D).to(device, dt)))
+
+    def loss_of(module, hidden, index, weights, dy):
+        return (module(hidden, index, weights).float() * dy.float()).sum()
+
+    ref_loss = sum(loss_of(reference, *b) for b in batches) / ws
+    ref_loss.backward()
+    fully_shard(model, mesh=init_device_mesh(device.type, (ws,)))
+    loss = loss_of(model, *batches[rank])
+    loss.backward()
+    loss = loss.detach().clone()
+    dist.all_reduce(loss)
+    loss /= ws
+    errs = {"loss": abs(loss.item() - ref_loss.item()) / abs(ref_loss.item())}
+    for (name, p), (_, q) in zip(model.named_parameters(), reference.named_parameters()):
+        errs[f"grad {name}"] = rel_err(p.grad.full_tensor(), q.grad)
+    # the expert without rows: an exact zero gradient, sharded as the rest
+    errs["zero-row expert grad"] = float(model.weight.grad.full_tensor()[E - 1].abs().max())
+    return errs
+
+
 def main():
     path, out = sys.argv[1], sys.argv[2]
     backend = "nccl" if CUDA else "gloo"
@@ -217,12 +306,17 @@ def main():
         "backend": backend,
         "module": os.path.basename(path),
         "torch": torch.__version__,
-        "tensor_parallel": tensor_parallel(mod, device, rank, ws),
     }
-    results["mlp_tensor_parallel"] = mlp_tensor_parallel(mod, device, rank, ws)
+    if hasattr(mod, "grouped_glu"):  # its dense functions are another module's: the MoE parts
+        results["grouped_tensor_parallel"] = grouped_tensor_parallel(mod, device, rank, ws)
+        fsdp_parts = {"grouped_fsdp2": grouped_fsdp2}
+    else:
+        results["tensor_parallel"] = tensor_parallel(mod, device, rank, ws)
+        results["mlp_tensor_parallel"] = mlp_tensor_parallel(mod, device, rank, ws)
+        fsdp_parts = {"fsdp2": fsdp2, "mlp_fsdp2": mlp_fsdp2}
     try:
-        results["fsdp2"] = fsdp2(mod, device, rank, ws)
-        results["mlp_fsdp2"] = mlp_fsdp2(mod, device, rank, ws)
+        for name, part in fsdp_parts.items():
+            results[name] = part(mod, device, rank, ws)
     except Exception as e:  # reported, and failed by the test
         results["fsdp2_error"] = f"{type(e).__name__}: {e}"
     with open(f"{out}.rank{rank}.json", "w") as f:
