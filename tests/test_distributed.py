@@ -1,6 +1,8 @@
 """Two ranks on torch.distributed: tensor parallel (shard_packed_weight, shard_down_weight) and
 FSDP2 over FusedGLU and FusedMLP; for a grouped module, tensor parallel inside the experts
-(shard_grouped_weight, shard_grouped_down_weight) and FSDP2 over FusedExperts.
+(shard_grouped_weight, shard_grouped_down_weight), expert parallel (grouped_glu and
+grouped_linear on each rank's experts, tokens exchanged by all-to-all) and FSDP2 over
+FusedExperts.
 
 On a CPU machine: gloo with TRITON_INTERPRET=1 and tiny shapes; with 2+ GPUs the same worker runs
 on NCCL (tests/distributed/worker.py; NCCL_NVLS_ENABLE=0 is kept)."""
@@ -22,7 +24,11 @@ TOL = {"bf16": 1e-2, "fp16": 2e-3}
 PARTS = {
     "glu_silu_fp16_bn64_sm80": ("tensor_parallel", "fsdp2", "mlp_tensor_parallel", "mlp_fsdp2"),
     "glu_gelu_bf16_bn128_sm90": ("tensor_parallel", "fsdp2", "mlp_tensor_parallel", "mlp_fsdp2"),
-    "glu_silu_bf16_bn128_sm90_grouped": ("grouped_tensor_parallel", "grouped_fsdp2"),
+    "glu_silu_bf16_bn128_sm90_grouped": (
+        "grouped_tensor_parallel",
+        "grouped_expert_parallel",
+        "grouped_fsdp2",
+    ),
 }
 
 

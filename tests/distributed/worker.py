@@ -12,6 +12,9 @@ A grouped module (mixture of experts) runs its own two instead:
 4. Tensor parallel inside the experts: shard_grouped_weight (weights and biases, column-parallel)
    and shard_grouped_down_weight (row-parallel) with grouped_glu + grouped_linear.
 5. FSDP2 over FusedExperts (with biases; the experts' dim sharded), router outputs per rank.
+6. Expert parallel: each rank holds E / ep experts; its tokens go to their experts' ranks by
+   all-to-all, grouped_glu + grouped_linear run on the local experts with local offsets, the
+   outputs come back by all-to-all (gradients through both).
 """
 
 import importlib.util
@@ -286,6 +289,82 @@ def grouped_fsdp2(mod, device, rank, ws):
     return errs
 
 
+def _all_to_all(x, out_splits, in_splits):
+    """Rows of x sent to each rank (in_splits), rows received (out_splits); differentiable."""
+    import warnings
+
+    from torch.distributed.nn.functional import all_to_all_single
+
+    out = x.new_empty((sum(out_splits),) + tuple(x.shape[1:]))
+    with warnings.catch_warnings():  # "deprecated" (torch 2.11+); its successor is private
+        warnings.simplefilter("ignore", FutureWarning)
+        return all_to_all_single(out, x.contiguous(), out_splits, in_splits)
+
+
+def grouped_expert_parallel(mod, device, rank, ws):
+    """Expert parallelism around grouped_glu + grouped_linear (top-1 routing, an expert without
+    tokens): out, grad_x and the local experts' gradients vs the whole layer in one process."""
+    torch.manual_seed(6)
+    E, K, N, S = 2 * ws, 64, mod.CHUNK, 20
+    local = E // ws
+    dt = mod.DTYPE
+    gate, up = ((torch.randn(E, N, K) / K**0.5).to(device, dt) for _ in range(2))
+    packed = mod.pack_grouped_weight(gate, up)
+    down = (torch.randn(E, K, N) / N**0.5).to(device, dt)
+    xs = [torch.randn(S, K).to(device, dt) for _ in range(ws)]
+    dys = [torch.randn(S, K).to(device, dt) for _ in range(ws)]
+    ids = [torch.randint(0, E - 1, (S,)) for _ in range(ws)]  # expert E - 1 gets no tokens
+
+    # the whole layer, every rank's tokens, in one process
+    wf, df = packed.clone().requires_grad_(), down.clone().requires_grad_()
+    xf = [x.clone().requires_grad_() for x in xs]
+    ref = []
+    for x, i in zip(xf, ids):
+        order = torch.argsort(i, stable=True)
+        offs = torch.bincount(i, minlength=E).cumsum(0).to(device, torch.int32)
+        y = mod.grouped_linear(mod.grouped_glu(x[order.to(device)], wf, offs), df, offs)
+        ref.append(torch.empty_like(y).index_copy(0, order.to(device), y))
+    sum((y.float() * dy.float()).sum() for y, dy in zip(ref, dys)).backward()
+
+    # this rank: its tokens by expert, to the experts' ranks and back
+    x = xs[rank].clone().requires_grad_()
+    order = torch.argsort(ids[rank], stable=True)
+    counts = torch.bincount(ids[rank], minlength=E)  # [E], tokens per expert
+    received = torch.empty(E, dtype=counts.dtype, device=device)
+    dist.all_to_all_single(received, counts.to(device))  # each rank's counts of my experts
+    recv = received.cpu().view(ws, local)  # [source rank, local expert]
+    send_splits = counts.view(ws, local).sum(1).tolist()
+    recv_splits = recv.sum(1).tolist()
+    rows = _all_to_all(x[order.to(device)], recv_splits, send_splits)
+    # received: by source rank, then local expert; grouped by local expert for the GEMMs
+    starts = torch.tensor([0] + recv.flatten().tolist()).cumsum(0)[:-1].view(ws, local)
+    perm = torch.cat(
+        [
+            torch.arange(starts[r, e], starts[r, e] + recv[r, e])
+            for e in range(local)
+            for r in range(ws)
+        ]
+    ).to(device)
+    offs = recv.sum(0).cumsum(0).to(device, torch.int32)
+    w_local = packed[rank * local : (rank + 1) * local].clone().requires_grad_()
+    d_local = down[rank * local : (rank + 1) * local].clone().requires_grad_()
+    y_local = mod.grouped_linear(mod.grouped_glu(rows[perm], w_local, offs), d_local, offs)
+    y_back = torch.empty_like(y_local).index_copy(0, perm, y_local)
+    y_sorted = _all_to_all(y_back, send_splits, recv_splits)
+    y = torch.empty_like(y_sorted).index_copy(0, order.to(device), y_sorted)
+    (y.float() * dys[rank].float()).sum().backward()
+    sl = slice(rank * local, (rank + 1) * local)
+    errs = {
+        "out": rel_err(y, ref[rank]),
+        "grad_x": rel_err(x.grad, xf[rank].grad),
+        "grad_local_packed": rel_err(w_local.grad, wf.grad[sl]),
+        "grad_local_down": rel_err(d_local.grad, df.grad[sl]),
+    }
+    if rank == ws - 1:  # holds expert E - 1, which no token chose: an exact zero gradient
+        errs["zero-row expert grad"] = float(w_local.grad[-1].abs().max())
+    return errs
+
+
 def main():
     path, out = sys.argv[1], sys.argv[2]
     backend = "nccl" if CUDA else "gloo"
@@ -309,6 +388,7 @@ def main():
     }
     if hasattr(mod, "grouped_glu"):  # its dense functions are another module's: the MoE parts
         results["grouped_tensor_parallel"] = grouped_tensor_parallel(mod, device, rank, ws)
+        results["grouped_expert_parallel"] = grouped_expert_parallel(mod, device, rank, ws)
         fsdp_parts = {"grouped_fsdp2": grouped_fsdp2}
     else:
         results["tensor_parallel"] = tensor_parallel(mod, device, rank, ws)
