@@ -155,3 +155,13 @@ def test_grouped_wgrad_triton_smoke_checks_every_mode(tmp_path):
     assert modes == {"ptr", "tma_dev", "tma_mask"}
     assert len(row["rel_err"]) == 6 and max(row["rel_err"].values()) < 1e-5, row["rel_err"]
     assert set(row["ms"]) == set(row["rel_err"])
+
+
+def test_moe_no_fast_path_smoke_times_every_mode(tmp_path):
+    """scripts/moe_no_fast_path.py MODULE --smoke: the grouped layer's step as shipped, with
+    torch._grouped_mm's fast path forced off (now and as v0.30 ran there), same gradients."""
+    module = str(ROOT / "generated" / "glu_silu_bf16_bn128_sm90_grouped.py")
+    rows = smoke("moe_no_fast_path.py", "moe_no_fast_path.json", tmp_path, (module,))
+    (row,) = rows.values()
+    assert set(row["ms"]) == {"shipped", "no_fast", "no_fast_before"}
+    assert all(v > 0 for v in row["ms"].values()) and row["rel_err"] < 1e-2

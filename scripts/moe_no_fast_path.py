@@ -1,0 +1,134 @@
+"""What a GPU without torch._grouped_mm's fast path (an A100, sm12x) costs a grouped layer,
+approximated on a GPU that has it: one grouped_glu + grouped_linear training step (the
+torchtitan-style experts layer) as shipped, and with `_grouped_mm_fast` forced off (the
+backward's GEMMs and grouped_linear as per-expert loops with the offsets copied by the forward;
+grouped_linear's forward reads them once), and with it forced off the way v0.30 ran there
+(every loop reading the offsets itself: torch's own fallback does that too).  Interleaved
+rounds, every other reversed; ms (do_bench medians) and host µs per queued step.
+
+    PYTHONPATH=. python scripts/moe_no_fast_path.py MODULE.py [--shape T,K,N,E ...] [--rounds 5]
+        [--smoke]
+
+Results: $OUT/moe_no_fast_path.json (or build/), a table on stdout."""
+
+import argparse
+import contextlib
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, ".")
+if "--smoke" in sys.argv:  # before Triton is imported: its kernels then run in the interpreter
+    os.environ["TRITON_INTERPRET"] = "1"
+
+import torch  # noqa: E402
+
+from codegen.bench import host_us, load_module, parse_shape, routing_sizes  # noqa: E402
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("module")
+    p.add_argument("--shape", action="append", default=[])
+    p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--smoke", action="store_true")
+    a = p.parse_args()
+    mod = load_module(Path(a.module))
+    if a.smoke:
+        from tests.interpreter_patch import widen_bf16_dot
+
+        widen_bf16_dot()
+        dev, rounds, shapes = "cpu", 1, [(100, 32, 2 * mod.CHUNK, 4)]
+    else:
+        dev, rounds = "cuda", a.rounds
+        shapes = [parse_shape(s) for s in a.shape] or [
+            (65536, 2048, 768, 128),
+            (16384, 2048, 768, 32),
+            (16384, 4096, 14336, 8),
+        ]
+    dt = mod.DTYPE
+    real = {"_grouped_mm_fast": mod._grouped_mm_fast, "_needs_loop": mod._needs_loop}
+    never = lambda t: False  # noqa: E731
+    patches = {  # what each mode replaces in the module
+        "shipped": {},
+        "no_fast": {"_grouped_mm_fast": never},  # as on an A100 now
+        "no_fast_before": {"_grouped_mm_fast": never, "_needs_loop": never},  # as on it in v0.30
+    }
+
+    @contextlib.contextmanager
+    def mode(name):
+        for k, v in patches[name].items():
+            setattr(mod, k, v)
+        try:
+            yield
+        finally:
+            for k, v in real.items():
+                setattr(mod, k, v)
+
+    results = {}
+    for T, K, N, E in shapes:
+        torch.manual_seed(0)
+        sizes = routing_sizes(T, E, "ragged")
+        offsets = torch.tensor(sizes, device=dev).cumsum(0).to(torch.int32)
+        x = torch.randn(T, K, device=dev, dtype=dt, requires_grad=True)
+        w = (torch.randn(E, 2 * N, K, device=dev, dtype=dt) / K**0.5).requires_grad_()
+        down = (torch.randn(E, K, N, device=dev, dtype=dt) / N**0.5).requires_grad_()
+        dz = torch.randn(T, K, device=dev, dtype=dt)
+
+        def step(name):
+            def run():
+                with mode(name):
+                    y = mod.grouped_glu(x, w, offsets, check_offsets=False)
+                    mod.grouped_linear(y, down, offsets, check_offsets=False).backward(dz)
+                x.grad = w.grad = down.grad = None
+
+            return run
+
+        steps = {name: step(name) for name in patches}
+        grads = {}
+        for name in patches:  # warm-up, and each mode's gradients
+            with mode(name):
+                y = mod.grouped_glu(x, w, offsets, check_offsets=False)
+                mod.grouped_linear(y, down, offsets, check_offsets=False).backward(dz)
+            grads[name] = [t.grad.float() for t in (x, w, down)]
+            x.grad = w.grad = down.grad = None
+        err = max(
+            float((g - s).norm() / s.norm())
+            for name in ("no_fast", "no_fast_before")
+            for g, s in zip(grads[name], grads["shipped"])
+        )
+        per = {name: [] for name in patches}
+        if a.smoke:
+            for name, fn in steps.items():
+                t0 = time.perf_counter()
+                fn()
+                per[name].append((time.perf_counter() - t0) * 1e3)
+            host = {name: 0.0 for name in patches}
+        else:
+            from triton.testing import do_bench
+
+            for r in range(rounds):
+                for name in list(steps) if r % 2 == 0 else list(reversed(steps)):
+                    per[name].append(do_bench(steps[name], warmup=5, rep=50))
+            host = {k: statistics.median(v) for k, v in host_us(steps, n=5, rounds=3).items()}
+        ms = {name: statistics.median(v) for name, v in per.items()}
+        case = f"{T},{K},{N},{E} ragged"
+        results[case] = {
+            "ms": ms,
+            "host_us": host,
+            "rel_err": err,
+            "rows_min_max": [min(sizes), max(sizes)],
+        }
+        cells = ", ".join(f"{k} {ms[k]:.3f} ms / {host[k]:.0f} us" for k in patches)
+        print(f"{case}: {cells}; gradients' max rel err vs shipped {err:.1e}")
+        sys.stdout.flush()
+    out = Path(os.environ.get("OUT", "build"))
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "moe_no_fast_path.json").write_text(json.dumps(results, indent=1))
+
+
+if __name__ == "__main__":
+    main()
