@@ -108,6 +108,14 @@ def _scenarios(mod):
             yield "grouped backward + bias sums", lambda: mod._launch_grouped_backward_bias(
                 dy, torch.randn(M, 2 * N).to(dt), offs
             )
+        if hasattr(mod, "_launch_grouped_mm"):  # since v0.32: where torch._grouped_mm is slow
+            g = torch.randn(M, 2 * N).to(dt)
+            yield "grouped GEMM (no fast torch._grouped_mm)", lambda: mod._launch_grouped_mm(
+                g, we, offs, False
+            )
+            yield "grouped weight gradient (no fast torch._grouped_mm)", (
+                lambda: mod._launch_grouped_mm(g, x, offs, True)
+            )
 
 
 def capture_launches(path: Path) -> tuple[object, list[Launch]]:

@@ -137,6 +137,7 @@ def context(spec: Spec) -> dict:
         "num_stages": spec.num_stages,
         "group_m": spec.group_m,
         **spec.dgrad_tiling,
+        **dict(zip(("gmm_bm", "gmm_bn", "gmm_bk", "gmm_warps", "gmm_stages"), info.grouped_gemm)),
         "bwd_block_m": BWD_BLOCK_M,
         "bias_rows": BIAS_ROWS,
         "bwd_block_n": min(spec.bn, BWD_BLOCK_N_MAX),

@@ -73,6 +73,10 @@ class ArchInfo:
     # the MLP backward's dgrad GEMM dh = dY @ W_down (+ the GLU-derivative epilogue):
     # (BLOCK_M, BLOCK_N, BLOCK_K, warps, stages); BLOCK_N is capped at the variant's CHUNK
     dgrad: tuple[int, int, int, int, int] = (128, 128, 64, 8, 3)
+    # the grouped modules' own grouped GEMMs (pointer loads), run where torch._grouped_mm has
+    # no fast path (it syncs there): (BLOCK_M, BLOCK_N, BLOCK_K, warps, stages), the weight
+    # gradient's tiles [BLOCK_M, BLOCK_N] with BLOCK_K rows per step
+    grouped_gemm: tuple[int, int, int, int, int] = (128, 128, 32, 4, 4)
     # narrow chunks take a deeper K step: (largest bn, bk) pairs, the first that fits wins
     bk_by_bn: tuple[tuple[int, int], ...] = ()
     # what a large bf16/fp16 GEMM and a large copy reach on the arch's usual part (not the
@@ -97,6 +101,7 @@ ARCHS: dict[Arch, ArchInfo] = {
         num_stages=3,
         group_m=8,
         dgrad=(128, 128, 32, 8, 3),
+        grouped_gemm=(128, 128, 32, 4, 4),  # Triton tutorial 03's A100 tiling
         gemm_tflops=280.0,  # A100 SXM: ~90% of 312
         copy_tbps=1.7,
     ),

@@ -1,10 +1,9 @@
 """What a GPU without torch._grouped_mm's fast path (an A100, sm12x) costs a grouped layer,
 approximated on a GPU that has it: one grouped_glu + grouped_linear training step (the
-torchtitan-style experts layer) as shipped, and with `_grouped_mm_fast` forced off (the
-backward's GEMMs and grouped_linear as per-expert loops with the offsets copied by the forward;
-grouped_linear's forward reads them once), and with it forced off the way v0.30 ran there
-(every loop reading the offsets itself: torch's own fallback does that too).  Interleaved
-rounds, every other reversed; ms (do_bench medians) and host µs per queued step.
+torchtitan-style experts layer) as shipped; with `_grouped_mm_fast` forced off (the module's own
+Triton grouped GEMMs, v0.32); and forced off with those kernels off too (a per-expert loop that
+reads the offsets in every call, as torch's own fallback and v0.30 did).  Interleaved rounds,
+every other reversed; ms (do_bench medians) and host µs per queued step.
 
     PYTHONPATH=. python scripts/moe_no_fast_path.py MODULE.py [--shape T,K,N,E ...] [--rounds 5]
         [--smoke]
@@ -50,12 +49,13 @@ def main():
             (16384, 4096, 14336, 8),
         ]
     dt = mod.DTYPE
-    real = {"_grouped_mm_fast": mod._grouped_mm_fast, "_needs_loop": mod._needs_loop}
-    never = lambda t: False  # noqa: E731
+    real = {"_grouped_mm_fast": mod._grouped_mm_fast, "_triton_grouped_mm": mod._triton_grouped_mm}
+    never, always = (lambda t: False), (lambda t: True)  # noqa: E731
     patches = {  # what each mode replaces in the module
         "shipped": {},
-        "no_fast": {"_grouped_mm_fast": never},  # as on an A100 now
-        "no_fast_before": {"_grouped_mm_fast": never, "_needs_loop": never},  # as on it in v0.30
+        # as on an A100 now (the CPU smoke run: the kernels in the interpreter)
+        "no_fast": {"_grouped_mm_fast": never, "_triton_grouped_mm": always},
+        "no_fast_loop": {"_grouped_mm_fast": never, "_triton_grouped_mm": never},  # as in v0.30
     }
 
     @contextlib.contextmanager
@@ -97,7 +97,7 @@ def main():
             x.grad = w.grad = down.grad = None
         err = max(
             float((g - s).norm() / s.norm())
-            for name in ("no_fast", "no_fast_before")
+            for name in ("no_fast", "no_fast_loop")
             for g, s in zip(grads[name], grads["shipped"])
         )
         per = {name: [] for name in patches}
@@ -106,14 +106,15 @@ def main():
                 t0 = time.perf_counter()
                 fn()
                 per[name].append((time.perf_counter() - t0) * 1e3)
-            host = {name: 0.0 for name in patches}
+            # the same host timing as on the GPU, one step per mode (no CUDA queue to drain)
+            host = host_us(steps, n=1, rounds=1, warmup=0, sync=lambda: None)
         else:
             from triton.testing import do_bench
 
             for r in range(rounds):
                 for name in list(steps) if r % 2 == 0 else list(reversed(steps)):
                     per[name].append(do_bench(steps[name], warmup=5, rep=50))
-            host = {k: statistics.median(v) for k, v in host_us(steps, n=5, rounds=3).items()}
+            host = host_us(steps, n=5, rounds=3)  # {mode: median µs}
         ms = {name: statistics.median(v) for name, v in per.items()}
         case = f"{T},{K},{N},{E} ragged"
         results[case] = {

@@ -159,9 +159,22 @@ def test_grouped_wgrad_triton_smoke_checks_every_mode(tmp_path):
 
 def test_moe_no_fast_path_smoke_times_every_mode(tmp_path):
     """scripts/moe_no_fast_path.py MODULE --smoke: the grouped layer's step as shipped, with
-    torch._grouped_mm's fast path forced off (now and as v0.30 ran there), same gradients."""
+    torch._grouped_mm's fast path forced off (the module's grouped GEMMs, and a per-expert
+    loop), same gradients."""
     module = str(ROOT / "generated" / "glu_silu_bf16_bn128_sm90_grouped.py")
     rows = smoke("moe_no_fast_path.py", "moe_no_fast_path.json", tmp_path, (module,))
     (row,) = rows.values()
-    assert set(row["ms"]) == {"shipped", "no_fast", "no_fast_before"}
+    assert set(row["ms"]) == {"shipped", "no_fast", "no_fast_loop"}
     assert all(v > 0 for v in row["ms"].values()) and row["rel_err"] < 1e-2
+    assert set(row["host_us"]) == set(row["ms"]) and all(v > 0 for v in row["host_us"].values())
+
+
+def test_grouped_gemm_tiles_smoke_checks_every_tiling(tmp_path):
+    """scripts/grouped_gemm_tiles.py MODULE --smoke: the module's grouped GEMMs under two
+    tilings, each of the three GEMMs checked against the per-expert loop."""
+    module = str(ROOT / "generated" / "glu_silu_bf16_bn64_sm80_grouped.py")
+    rows = smoke("grouped_gemm_tiles.py", "grouped_gemm_tiles.json", tmp_path, (module,))
+    (row,) = rows.values()
+    assert set(row) == {"grad_x", "wgrad", "down_fwd"}
+    for gemm in row.values():
+        assert len(gemm["ms"]) == 4 and max(gemm["rel_err"].values()) < 1e-2, gemm["rel_err"]
