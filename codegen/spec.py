@@ -122,6 +122,9 @@ ARCHS: dict[Arch, ArchInfo] = {
         group_m=16,
         # dgrad: 4 stages beat 3 by 10-15% (scripts/dgrad_sweep*.py, docs/perf-log.md)
         dgrad=(128, 128, 64, 8, 4),
+        # the best of 6 tilings at E=128 and E=32 (scripts/grouped_gemm_tiles.py, perf log v0.32;
+        # used for fp16 or operands torch._grouped_mm does not take)
+        grouped_gemm=(128, 128, 32, 4, 4),
         # BN=64 ([128, 128] accumulator): BK=128 beat 64 in the forward by 6-11% dense and
         # 18-19% grouped (gpt-oss shapes, perf log v0.8)
         bk_by_bn=((64, 128),),
