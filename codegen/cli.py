@@ -13,7 +13,7 @@ from . import __version__
 from .activations import Act
 from .bench import ROUNDS, ROUTINGS
 from .render import module_filename, render, test_filename
-from .spec import ARCHS, DGRAD, TILING, Arch, DType, Math, Spec, SpecError
+from .spec import ARCHS, DGRAD, GMM, TILING, Arch, DType, Math, Spec, SpecError
 from .variants import GenError, load_variants
 from .write import check as check_drift
 from .write import write_all
@@ -49,7 +49,7 @@ def _existing_identity(path: Path) -> str | None:
 
 # options that tune a variant without making it another one (`swiglu-gen tune --write` changes
 # them and `make generate` overwrites the file), and the name (the file's name already)
-_SAME_VARIANT_OPTIONS = {f"--{f.replace('_', '-')}" for f in (*TILING, *DGRAD)} | {"--name"}
+_SAME_VARIANT_OPTIONS = {f"--{f.replace('_', '-')}" for f in (*TILING, *DGRAD, *GMM)} | {"--name"}
 
 
 def _variant_kind(cli_args: str) -> list[str]:
@@ -214,6 +214,41 @@ def _collisions(out_dir: Path, specs: list[Spec]) -> list[str]:
     default=False,
     help="Also generate grouped_glu / grouped_linear / FusedGroupedGLU / FusedExperts for "
     "mixture-of-experts layers.",
+)
+@click.option(
+    "--gmm-bm",
+    type=int,
+    default=None,
+    show_default=_arch_defaults_help("grouped_gemm", 0),
+    help="--grouped: rows per tile of the module's own grouped GEMMs (run where torch._grouped_mm has no fast path; power of two).",
+)
+@click.option(
+    "--gmm-bn",
+    type=int,
+    default=None,
+    show_default=_arch_defaults_help("grouped_gemm", 1),
+    help="--grouped: columns per tile of the own grouped GEMMs (power of two).",
+)
+@click.option(
+    "--gmm-bk",
+    type=int,
+    default=None,
+    show_default=_arch_defaults_help("grouped_gemm", 2),
+    help="--grouped: reduction step of the own grouped GEMMs (power of two).",
+)
+@click.option(
+    "--gmm-warps",
+    type=int,
+    default=None,
+    show_default=_arch_defaults_help("grouped_gemm", 3),
+    help="--grouped: warps per program of the own grouped GEMMs.",
+)
+@click.option(
+    "--gmm-stages",
+    type=int,
+    default=None,
+    show_default=_arch_defaults_help("grouped_gemm", 4),
+    help="--grouped: pipelining depth of the own grouped GEMMs.",
 )
 @click.option(
     "-o",
@@ -508,12 +543,13 @@ def bench_model(module, models, layers, seq, out_dir, do_compile, head, optimize
 @click.option(
     "--kernel",
     "groups",
-    type=click.Choice(["forward", "dgrad"]),
+    type=click.Choice(["forward", "dgrad", "gmm"]),
     multiple=True,
     default=("forward",),
     show_default=True,
     help="Which tiling to tune (repeatable): the forward GEMM; the MLP backward's fused dgrad "
-    "GEMM (used only when the module's FUSED_DGRAD is True).",
+    "GEMM (used only when the module's FUSED_DGRAD is True); a grouped module's own grouped "
+    "GEMMs (used where torch._grouped_mm has no fast path: an A100, float16).",
 )
 @click.option(
     "--only",

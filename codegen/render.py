@@ -12,7 +12,7 @@ import jinja2
 
 from . import __version__
 from .activations import substitute, translate
-from .spec import Spec
+from .spec import Spec, gmm_defaults
 
 MODULE_TEMPLATE = "module.py.j2"
 TEST_TEMPLATE = "test_module.py.j2"
@@ -137,7 +137,7 @@ def context(spec: Spec) -> dict:
         "num_stages": spec.num_stages,
         "group_m": spec.group_m,
         **spec.dgrad_tiling,
-        **dict(zip(("gmm_bm", "gmm_bn", "gmm_bk", "gmm_warps", "gmm_stages"), info.grouped_gemm)),
+        **(spec.gmm_tiling or gmm_defaults(spec.arch)),
         "bwd_block_m": BWD_BLOCK_M,
         "bias_rows": BIAS_ROWS,
         "bwd_block_n": min(spec.bn, BWD_BLOCK_N_MAX),

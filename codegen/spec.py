@@ -122,9 +122,10 @@ ARCHS: dict[Arch, ArchInfo] = {
         group_m=16,
         # dgrad: 4 stages beat 3 by 10-15% (scripts/dgrad_sweep*.py, docs/perf-log.md)
         dgrad=(128, 128, 64, 8, 4),
-        # the best of 6 tilings at E=128 and E=32 (scripts/grouped_gemm_tiles.py, perf log v0.32;
-        # used for fp16 or operands torch._grouped_mm does not take)
-        grouped_gemm=(128, 128, 32, 4, 4),
+        # `tune --kernel gmm` at E=128 and E=32, balanced and ragged (perf log v0.33): 0.917-0.935x
+        # v0.32's pick (128, 128, 32, 4 warps, 4 stages) in bf16 and fp16; used for fp16 or
+        # operands torch._grouped_mm does not take
+        grouped_gemm=(128, 256, 64, 8, 4),
         # BN=64 ([128, 128] accumulator): BK=128 beat 64 in the forward by 6-11% dense and
         # 18-19% grouped (gpt-oss shapes, perf log v0.8)
         bk_by_bn=((64, 128),),
@@ -153,6 +154,8 @@ ARCHS: dict[Arch, ArchInfo] = {
 }
 
 DGRAD = ("dgrad_bm", "dgrad_bn", "dgrad_bk", "dgrad_warps", "dgrad_stages")
+# a grouped module's own grouped GEMMs (where torch._grouped_mm has no fast path): only --grouped
+GMM = ("gmm_bm", "gmm_bn", "gmm_bk", "gmm_warps", "gmm_stages")
 TILING = ("bm", "bk", "num_warps", "num_stages", "group_m")
 
 
@@ -171,9 +174,15 @@ def dgrad_defaults(arch: "Arch", bn: int) -> dict[str, int]:
     return dict(zip(DGRAD, (bm, min(dbn, bn) if isinstance(bn, int) else dbn, bk, warps, stages)))
 
 
+def gmm_defaults(arch: "Arch") -> dict[str, int]:
+    """The arch table's tiling of a grouped module's own grouped GEMMs."""
+    return dict(zip(GMM, ARCHS[arch].grouped_gemm))
+
+
 TMA_BOX_MAX = 256  # a TMA box is at most 256 elements along each dimension
 MAX_ACC_REGS_PER_THREAD = 128  # fp32 accumulator registers per thread we accept
 POW2_RANGES = {k: (16, 256) for k in ("bn", "bm", "bk", "dgrad_bm", "dgrad_bn", "dgrad_bk")}
+GMM_POW2_RANGES = {k: (16, 256) for k in ("gmm_bm", "gmm_bn", "gmm_bk")}
 NUM_WARPS = (1, 2, 4, 8, 16)
 NUM_STAGES = (1, 8)
 GROUP_M = (1, 64)
@@ -252,6 +261,13 @@ class Spec:
     dgrad_bk: int | None = None
     dgrad_warps: int | None = None
     dgrad_stages: int | None = None
+    # tiling of the grouped modules' own grouped GEMMs (arch-table defaults; --grouped only:
+    # None in a dense variant)
+    gmm_bm: int | None = None
+    gmm_bn: int | None = None
+    gmm_bk: int | None = None
+    gmm_warps: int | None = None
+    gmm_stages: int | None = None
 
     # -- construction ---------------------------------------------------------------
     @classmethod
@@ -298,6 +314,8 @@ class Spec:
             spec = replace(spec, **{key: float(value)})
         filled = tiling_defaults(spec.arch, spec.bn)
         filled.update(dgrad_defaults(spec.arch, spec.bn))
+        if spec.grouped is True:  # (validate() names a grouped value that is no bool)
+            filled.update(gmm_defaults(spec.arch))
         filled = {
             k: getattr(spec, k) if getattr(spec, k) is not None else v for k, v in filled.items()
         }
@@ -327,6 +345,15 @@ class Spec:
         return self.dgrad_tiling == dgrad_defaults(self.arch, self.bn)
 
     @property
+    def gmm_tiling(self) -> dict[str, int]:
+        """The grouped GEMMs' tiling ({} in a dense variant)."""
+        return {k: getattr(self, k) for k in GMM} if self.grouped else {}
+
+    @property
+    def is_default_gmm(self) -> bool:
+        return not self.grouped or self.gmm_tiling == gmm_defaults(self.arch)
+
+    @property
     def slug(self) -> str:
         """The identity derived from the spec (used when --name is not given)."""
         base = f"glu_{self.act.value}_{self.dtype.value}_bn{self.bn}_{self.arch.value}"
@@ -339,6 +366,8 @@ class Spec:
         if self.math is not Math.PRECISE:
             base += f"_{self.math.value}"
         if self.grouped:
+            if not self.is_default_gmm:
+                base += "_gmm{}x{}x{}_w{}_s{}".format(*self.gmm_tiling.values())
             base += "_grouped"
         return base
 
@@ -372,12 +401,19 @@ class Spec:
         epilogue = 3 * self.dgrad_bm * self.dgrad_bn * item if self.arch_info.tma else 0
         return ring + epilogue
 
+    @property
+    def gmm_smem_estimate(self) -> int:
+        """The grouped GEMMs' ring buffer (pointer loads: [BM, BK] and [BK, BN] per stage)."""
+        if not self.grouped:
+            return 0
+        return self.gmm_stages * (self.gmm_bm + self.gmm_bn) * self.gmm_bk * self.dtype.itemsize
+
     def to_dict(self) -> dict:
         """The whole spec, plain types, in a stable order (goes into the header and SPEC)."""
         d = {}
         for f in fields(self):
             v = getattr(self, f.name)
-            if (f.name in PARAMS and v is None) or (f.name == "grouped" and not v):
+            if (f.name in PARAMS + GMM and v is None) or (f.name == "grouped" and not v):
                 continue
             if f.name == "math" and v is Math.PRECISE:  # the default: names and headers as before
                 continue
@@ -401,6 +437,9 @@ class Spec:
             args += ["--math", self.math.value]
         if self.grouped:
             args += ["--grouped"]
+            if not self.is_default_gmm:
+                for key, value in self.gmm_tiling.items():
+                    args += [f"--{key.replace('_', '-')}", str(value)]
         if self.name:
             args += ["--name", self.name]
         return args
@@ -456,6 +495,7 @@ class Spec:
             raise SpecError("--group-m", f"{self.group_m!r} must be in {lo}..{hi}")
         if self.name is not None:
             _validate_name(self.name)
+        self._validate_gmm()
         info = self.arch_info
         if info.tma and 2 * self.bn > TMA_BOX_MAX:
             raise SpecError(
@@ -490,4 +530,48 @@ class Spec:
                 f"{self.dgrad_stages} stages of [{self.dgrad_bm}, {self.dgrad_bk}] + [{self.dgrad_bk}, "
                 f"{self.dgrad_bn}] tiles need {self.dgrad_smem_estimate} bytes of shared memory; "
                 f"{self.arch.value} has {info.smem_bytes}",
+            )
+
+    def _validate_gmm(self) -> None:
+        """The grouped GEMMs' tiling: only in a grouped variant; powers of two, warps, stages,
+        the accumulator's registers and the ring buffer's shared memory."""
+        if not self.grouped:
+            given = [f"--{k.replace('_', '-')}" for k in GMM if getattr(self, k) is not None]
+            if given:
+                raise SpecError(
+                    given[0],
+                    "tiles the grouped modules' own grouped GEMMs: only with --grouped",
+                )
+            return
+        for key in GMM:
+            v = getattr(self, key)
+            if not isinstance(v, int) or isinstance(v, bool):
+                raise SpecError(f"--{key.replace('_', '-')}", f"{v!r} must be an integer")
+        for key, (lo, hi) in GMM_POW2_RANGES.items():
+            v = getattr(self, key)
+            if v < lo or v > hi or v & (v - 1):
+                raise SpecError(
+                    f"--{key.replace('_', '-')}", f"{v!r} must be a power of two in {lo}..{hi}"
+                )
+        if self.gmm_warps not in NUM_WARPS:
+            raise SpecError(
+                "--gmm-warps", f"{self.gmm_warps!r} must be one of {', '.join(map(str, NUM_WARPS))}"
+            )
+        if not NUM_STAGES[0] <= self.gmm_stages <= NUM_STAGES[1]:
+            raise SpecError(
+                "--gmm-stages", f"{self.gmm_stages!r} must be in {NUM_STAGES[0]}..{NUM_STAGES[1]}"
+            )
+        regs = self.gmm_bm * self.gmm_bn // (self.gmm_warps * 32)
+        if regs > MAX_ACC_REGS_PER_THREAD:
+            raise SpecError(
+                "--gmm-bm/--gmm-bn/--gmm-warps",
+                f"the [{self.gmm_bm}, {self.gmm_bn}] fp32 accumulator needs {regs} registers per "
+                f"thread with {self.gmm_warps} warps; at most {MAX_ACC_REGS_PER_THREAD} are allowed",
+            )
+        if self.gmm_smem_estimate > self.arch_info.smem_bytes:
+            raise SpecError(
+                "--gmm-stages/--gmm-bm/--gmm-bn/--gmm-bk",
+                f"{self.gmm_stages} stages of [{self.gmm_bm}, {self.gmm_bk}] + [{self.gmm_bk}, "
+                f"{self.gmm_bn}] tiles need {self.gmm_smem_estimate} bytes of shared memory; "
+                f"{self.arch.value} has {self.arch_info.smem_bytes}",
             )

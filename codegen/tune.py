@@ -5,7 +5,11 @@ Two groups are tuned, each on its own kernel: the forward GEMM (BLOCK_M, BLOCK_K
 NUM_STAGES, GROUP_M; timed: the training forward, or for a grouped module at T,K,N,E shapes
 the grouped training forward in each --routing) and, when asked for (`--kernel dgrad`), the
 MLP backward's fused dgrad GEMM (DG_BLOCK_M, DG_BLOCK_N, DG_BLOCK_K, DG_NUM_WARPS,
-DG_NUM_STAGES; timed: dY @ W_down with its GLU epilogue; run only with FUSED_DGRAD = True).
+DG_NUM_STAGES; timed: dY @ W_down with its GLU epilogue; run only with FUSED_DGRAD = True) and,
+for a grouped module (`--kernel gmm`), its own grouped GEMMs (GMM_BLOCK_M, GMM_BLOCK_N,
+GMM_BLOCK_K, GMM_NUM_WARPS, GMM_NUM_STAGES; timed: the two GEMMs of a grouped backward, grad_x
+= g_e @ W[e] and grad_W[e] = g_e^T @ x_e, at T,K,N,E shapes in each --routing; they run where
+torch._grouped_mm has no fast path, so tuning them on the GPU that runs them is the point).
 The constants are read at call time, so candidates are timed by setting them on the loaded
 module: no re-rendering, no autotuning at import.  Each candidate is first checked against the
 float32 reference.  The score is the geometric mean over the shapes of the kernel's time relative
@@ -33,7 +37,7 @@ from .bench import (
     load_module,
 )
 from .render import tma_tiling
-from .spec import DGRAD, TILING, Spec, SpecError
+from .spec import DGRAD, GMM, TILING, Spec, SpecError
 from .variants import load_variants
 
 CONSTANTS = {
@@ -66,9 +70,26 @@ DGRAD_GRID = {
     "dgrad_warps": (4, 8),
     "dgrad_stages": (3, 4, 5),
 }
+# a grouped module's own grouped GEMMs (pointer loads; the arch table's grouped_gemm)
+GMM_CONSTANTS = {
+    "gmm_bm": "GMM_BLOCK_M",
+    "gmm_bn": "GMM_BLOCK_N",
+    "gmm_bk": "GMM_BLOCK_K",
+    "gmm_warps": "GMM_NUM_WARPS",
+    "gmm_stages": "GMM_NUM_STAGES",
+}
+GMM_GRID = {  # (v0.32's sweep of six on the H200: 128x128x32, 4 warps, 4 stages best where
+    # experts are small, 128x256x64 at E=8; 64-row and 64-column tiles lost everywhere)
+    "gmm_bm": (64, 128),
+    "gmm_bn": (128, 256),
+    "gmm_bk": (32, 64),
+    "gmm_warps": (4, 8),
+    "gmm_stages": (3, 4),
+}
 GROUPS = {  # group -> (fields, module constants, grid)
     "forward": (TILING, CONSTANTS, GRID),
     "dgrad": (DGRAD_TILING, DGRAD_CONSTANTS, DGRAD_GRID),
+    "gmm": (GMM, GMM_CONSTANTS, GMM_GRID),
 }
 
 
@@ -98,7 +119,7 @@ def apply_tiling(module, tiling: dict) -> None:
     """Set a tiling's constants on the module, and the TMA tiles' K step derived from it
     (TILE_BLOCK_K: what `make generate` would render for that tiling); the module's launch
     plans are dropped."""
-    constants = {**CONSTANTS, **DGRAD_CONSTANTS}
+    constants = {**CONSTANTS, **DGRAD_CONSTANTS, **GMM_CONSTANTS}
     for k, v in tiling.items():
         setattr(module, constants[k], v)
     if hasattr(module, "TILE_BLOCK_K"):  # TMA modules
@@ -110,7 +131,8 @@ def apply_tiling(module, tiling: dict) -> None:
 
 
 def parse_only(items) -> dict:
-    """`--only FIELD=V1,V2` options -> {field: (V1, V2)}; fields of the forward or dgrad grid."""
+    """`--only FIELD=V1,V2` options -> {field: (V1, V2)}; fields of the forward, dgrad or gmm
+    grid."""
     known = {f for fields_, _, _ in GROUPS.values() for f in fields_}
     only = {}
     for item in items:
@@ -335,6 +357,64 @@ def grouped_check(module, device="cuda"):
     return rel(out, ref) < 1e-2 and rel(x.grad, xr.grad) < 1e-2
 
 
+def _gpu_gmm_timer(module, case):
+    """The module's own grouped GEMMs of a grouped backward at ``case`` = (T, K, N, E,
+    routing): grad_x = g_e @ W[e] and grad_W[e] = g_e^T @ x_e, back to back."""
+    from triton.testing import do_bench
+
+    return do_bench(gmm_step(module, case), warmup=25, rep=100, return_mode="median")
+
+
+def gmm_step(module, case, device="cuda"):
+    """A callable running the two grouped GEMMs of grouped_glu's backward on the module's own
+    kernels (_launch_grouped_mm; the bench's inputs at ``case``, grad_de standing in as a
+    random [T, 2N]; built once per module, case and device)."""
+    import torch
+
+    key = ("gmm", module.SPEC["name"], tuple(case), device)
+    cache = _gpu_timer.__dict__.setdefault("inputs", {})
+    if key not in cache:
+        c = grouped_case(module, tuple(case[:4]), case[4], device)
+        g = torch.randn(c.x.shape[0], c.packed.shape[1], device=device, dtype=module.DTYPE)
+        cache[key] = (g, c.packed, c.x, c.offs)
+    g, packed, x, offs = cache[key]
+
+    def step():
+        module._launch_grouped_mm(g, packed, offs, False)
+        module._launch_grouped_mm(g, x, offs, True)
+
+    return step
+
+
+def gmm_check(module, device="cuda"):
+    """The module's own grouped GEMMs against a float64 per-expert loop: ragged rows with an
+    empty expert and experts of fewer rows than a tile, offsets ending before T (rows of no
+    expert get zeros); relative error < 1e-2 for both products, an exact zero for the empty
+    expert's weight gradient."""
+    import torch
+
+    sizes, T, K, two_n = [0, 37, 300, 163], 520, 96, 4 * module.CHUNK
+    gen = torch.Generator(device="cpu").manual_seed(0)
+    a = torch.randn(T, two_n, generator=gen).to(device, module.DTYPE)
+    x = torch.randn(T, K, generator=gen).to(device, module.DTYPE)
+    w = (torch.randn(len(sizes), two_n, K, generator=gen) / two_n**0.5).to(device, module.DTYPE)
+    ends = torch.tensor(sizes).cumsum(0)
+    offs = ends.to(device, torch.int32)
+    gx = module._launch_grouped_mm(a, w, offs, False).double().cpu()
+    gw = module._launch_grouped_mm(a, x, offs, True).double().cpu()
+    a64, x64, w64 = (t.double().cpu() for t in (a, x, w))
+    ref_x, ref_w, start = torch.zeros(T, K, dtype=torch.float64), torch.zeros_like(w64), 0
+    for e, end in enumerate(ends.tolist()):
+        ref_x[start:end] = a64[start:end] @ w64[e]
+        ref_w[e] = a64[start:end].t() @ x64[start:end]
+        start = end
+
+    def rel(got, ref):
+        return ((got - ref).norm() / ref.norm()).item()
+
+    return rel(gx, ref_x) < 1e-2 and rel(gw, ref_w) < 1e-2 and bool((gw[0] == 0).all())
+
+
 def tune_cases(module, shapes, routings) -> tuple[list, str]:
     """What ``run_cli`` times, and how: (cases, kind).  M,K,N shapes time the dense training
     forward (kind "dense"); T,K,N,E shapes a grouped module's grouped training forward, once per
@@ -394,21 +474,37 @@ def run_cli(
             "tune needs a CUDA GPU; none is visible (torch.cuda.is_available() is False)"
         )
     module = load_module(module_path)
-    if not shapes and "forward" not in groups:  # the dgrad GEMM alone: the dense defaults
+    if not shapes and groups and set(groups) <= {"dgrad"}:  # the dgrad GEMM alone: dense shapes
         shapes = DEFAULT_SHAPES
     cases, kind = tune_cases(module, list(shapes), tuple(routings))
     if kind == "grouped" and "dgrad" in groups:
         raise BenchError("--kernel dgrad times the dense MLP's dgrad GEMM: give M,K,N shapes")
+    if "gmm" in groups and kind != "grouped":
+        raise BenchError(
+            "--kernel gmm times a grouped module's own grouped GEMMs: a module generated with "
+            "--grouped, and --shape T,K,N,E (or none: the MoE shapes)"
+        )
     winners = {}
-    timers = {"forward": (_gpu_timer, _gpu_check), "dgrad": (_gpu_dgrad_timer, _gpu_dgrad_check)}
+    timers = {
+        "forward": (_gpu_timer, _gpu_check),
+        "dgrad": (_gpu_dgrad_timer, _gpu_dgrad_check),
+        "gmm": (_gpu_gmm_timer, gmm_check),
+    }
     if kind == "grouped":
         # a grouped module's constants serve its grouped and its dense forward alike: tuned
         # on MoE shapes, the tiling is the grouped kernel's pick
         timers["forward"] = (_gpu_grouped_timer, grouped_check)
-        log("forward: timing the grouped training forward at " + ", ".join(map(str, cases)))
+        what = {"forward": "the grouped training forward", "gmm": "the own grouped GEMMs"}
+        for group in (g for g in groups if g in what):
+            log(f"{group}: timing {what[group]} at " + ", ".join(map(str, cases)))
     for group in groups:
         if group == "dgrad" and not hasattr(module, "DG_BLOCK_M"):
             log("dgrad: this module has no MLP backward (generated before FusedMLP); skipped")
+            continue
+        if group == "gmm" and not hasattr(module, "GMM_BLOCK_M"):
+            log(
+                "gmm: this module has no grouped GEMMs of its own (generated before v0.32); skipped"
+            )
             continue
         log(f"{group}:")
         timer, check = timers[group]

@@ -39,8 +39,11 @@ OPTIONS = {
     "--dgrad-bk": st.sampled_from(["16", "32", "64", "8", "x"]),
     "--dgrad-warps": st.sampled_from(["4", "8", "3"]),
     "--dgrad-stages": st.sampled_from(["2", "3", "4", "0", "9"]),
+    # only with --grouped (not drawn here: the smoke run is the dense module's): exit 2 naming it
+    "--gmm-bm": st.sampled_from(["64", "128", "96"]),
+    "--gmm-stages": st.sampled_from(["3", "4", "9"]),
 }
-OPTION_NAMES = set(OPTIONS) | {"--out", "--variants"}
+OPTION_NAMES = set(OPTIONS) | {"--out", "--variants", "--grouped"}
 VALID = {
     "--act": {"silu", "gelu", "gelu_tanh", "relu", "sigmoid", "swiglu_oai"},
     "--dtype": {"bf16", "fp16"},
@@ -59,6 +62,8 @@ VALID = {
     "--dgrad-bk": {"16", "32", "64"},
     "--dgrad-warps": {"4", "8"},
     "--dgrad-stages": {"2", "3"},
+    "--gmm-bm": {"64", "128"},
+    "--gmm-stages": {"3", "4"},
 }
 
 

@@ -97,6 +97,23 @@ def test_cli_args_round_trip():
             "--dgrad-stages/--dgrad-bm/--dgrad-bn/--dgrad-bk",
             "shared memory",
         ),
+        (dict(gmm_bm=64), "--gmm-bm", "only with --grouped"),
+        (dict(gmm_stages=3), "--gmm-stages", "only with --grouped"),
+        (dict(grouped=True, gmm_bn=96), "--gmm-bn", "power of two"),
+        (dict(grouped=True, gmm_bk=8), "--gmm-bk", "16..256"),
+        (dict(grouped=True, gmm_warps=3), "--gmm-warps", "one of"),
+        (dict(grouped=True, gmm_stages=0), "--gmm-stages", "1..8"),
+        (dict(grouped=True, gmm_stages=True), "--gmm-stages", "integer"),
+        (
+            dict(grouped=True, gmm_bm=256, gmm_bn=256, gmm_warps=8),
+            "--gmm-bm/--gmm-bn/--gmm-warps",
+            "registers",
+        ),
+        (
+            dict(grouped=True, gmm_bm=256, gmm_bn=256, gmm_bk=128, gmm_warps=16, gmm_stages=2),
+            "--gmm-stages/--gmm-bm/--gmm-bn/--gmm-bk",
+            "shared memory",
+        ),
     ],
 )
 def test_invalid_specs_name_the_option(kw, option, text):
@@ -218,6 +235,34 @@ def test_dgrad_tiling_defaults_names_and_cli_args():
     assert Spec.create(**rebuilt) == spec
     # the dgrad tiling's defaults follow the chunk width: bn=64 caps dgrad_bn at 64
     assert Spec.create(bn=64).dgrad_bn == 64
+
+
+def test_grouped_gemm_tiling_defaults_names_and_cli_args():
+    """The grouped modules' own grouped GEMMs: arch-table defaults in a grouped variant (not
+    named), nothing in a dense one (its SPEC and header unchanged); a non-default tiling names
+    the variant and is in its regenerate command."""
+    for arch, info in ARCHS.items():
+        dense = Spec.create(arch=arch.value)
+        assert dense.gmm_tiling == {} and not any(k.startswith("gmm") for k in dense.to_dict())
+        spec = Spec.create(arch=arch.value, grouped=True)
+        assert tuple(spec.gmm_tiling.values()) == info.grouped_gemm
+        assert spec.is_default_gmm and "_gmm" not in spec.slug and "--gmm-bm" not in spec.cli_args()
+    tiling = dict(gmm_bm=64, gmm_bn=256, gmm_bk=32, gmm_warps=8, gmm_stages=5)
+    spec = Spec.create(act="silu", grouped=True, **tiling)
+    assert spec.slug == "glu_silu_bf16_bn128_sm90_gmm64x256x32_w8_s5_grouped"
+    args = spec.cli_args()
+    assert args[args.index("--gmm-stages") + 1] == "5" and args[args.index("--gmm-bn") + 1] == "256"
+    rebuilt, i = {}, 0
+    while i < len(args):  # flags with a value, and the --grouped flag
+        key = args[i][2:].replace("-", "_")
+        if key == "grouped":
+            rebuilt[key], i = True, i + 1
+            continue
+        value = args[i + 1]
+        rebuilt[key], i = (int(value) if value.isdigit() else value), i + 2
+    assert Spec.create(**rebuilt) == spec
+    # a grouped spec read back from its SPEC dict (what tune does) is the same spec
+    assert Spec.create(**spec.to_dict()).gmm_tiling == spec.gmm_tiling
 
 
 @pytest.mark.parametrize(

@@ -1,6 +1,7 @@
 """`swiglu-gen tune`: candidate grid, choice of the winner, write-back into the variants file (so
 `make generate` reproduces it), and its errors.  The GPU timing itself is injected here."""
 
+import itertools
 import shutil
 from pathlib import Path
 from types import SimpleNamespace
@@ -235,6 +236,79 @@ def test_dgrad_group_is_tuned_alone_and_written_back(tmp_path):
     assert "--dgrad-stages 5" in module
 
 
+def fake_grouped_module(spec: Spec):
+    mod = fake_module(spec)
+    for field, const in tune_mod.GMM_CONSTANTS.items():
+        setattr(mod, const, getattr(spec, field))
+    return mod
+
+
+def test_gmm_candidates_are_valid_grouped_specs():
+    spec = Spec.create(act="silu", arch="sm80", grouped=True)
+    cands = tune_mod.candidates(spec, "gmm")
+    assert cands and all(Spec.create(**{**spec.to_dict(), **c}) for c in cands)
+    # [128, 256] fp32 tiles need 8 warps (256 registers per thread with 4): never a candidate
+    assert not any(c["gmm_bm"] * c["gmm_bn"] // (c["gmm_warps"] * 32) > 128 for c in cands)
+    assert len(cands) < len(list(itertools.product(*tune_mod.GMM_GRID.values())))
+
+
+def test_gmm_group_is_tuned_alone_and_written_back(tmp_path):
+    spec = Spec.create(act="silu", arch="sm80", bn=64, grouped=True)
+    mod = fake_grouped_module(spec)
+    forward_before = tune_mod.current_tiling(mod)
+
+    def timer(m, case):  # 256-column tiles and 3 stages are "fastest" for the grouped GEMMs
+        return 1.0 - 0.04 * (m.GMM_BLOCK_N == 256) - 0.02 * (m.GMM_NUM_STAGES == 3)
+
+    cases = [(4096, 512, 768, 16, "ragged")]
+    baseline, best, rows = tune_mod.tune(mod, cases, timer, log=lambda s: None, group="gmm")
+    assert set(best) == set(tune_mod.GMM) and baseline == spec.gmm_tiling
+    assert best["gmm_bn"] == 256 and best["gmm_stages"] == 3
+    assert (
+        tune_mod.current_tiling(mod, "gmm") == baseline
+        and tune_mod.current_tiling(mod) == forward_before
+    )
+    name = "glu_silu_bf16_bn64_sm80_grouped"
+    variants = tmp_path / "variants.toml"
+    shutil.copy(ROOT / "generated" / "variants.toml", variants)
+    tune_mod.write_back(variants, name, best)
+    (tuned,) = [s for s in load_variants(variants) if s.module_name == name]
+    assert tuned.gmm_tiling == best
+    module = render(tuned, "generated")[f"{name}.py"]
+    assert "GMM_BLOCK_N = 256" in module and "GMM_NUM_STAGES = 3" in module
+    assert "--gmm-bn 256" in module and "--gmm-stages 3" in module  # the regenerate command
+
+
+def test_cli_tune_gmm_needs_a_grouped_module_and_grouped_shapes(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    dense = ROOT / "generated" / "glu_silu_bf16_bn128_sm90.py"
+    result = CliRunner().invoke(main, ["tune", str(dense), "--kernel", "gmm"])
+    assert (
+        result.exit_code == 2 and "--kernel gmm" in result.output and "--grouped" in result.output
+    )
+    result = CliRunner().invoke(
+        main, ["tune", str(GROUPED), "--kernel", "gmm", "--shape", "64,128,256"]
+    )
+    assert result.exit_code == 2 and "--shape" in result.output
+    seen = {}
+
+    def fake_tune(
+        module, cases, timer, check=None, log=print, rounds=4, group="forward", only=None
+    ):
+        seen.setdefault("groups", []).append((group, timer, check, cases))
+        base = tune_mod.current_tiling(module, group)
+        return base, base, []
+
+    monkeypatch.setattr(tune_mod, "tune", fake_tune)
+    result = CliRunner().invoke(
+        main, ["tune", str(GROUPED), "--kernel", "gmm", "--routing", "ragged"]
+    )
+    assert result.exit_code == 0, result.output
+    ((group, timer, check, cases),) = seen["groups"]
+    assert group == "gmm" and timer is tune_mod._gpu_gmm_timer and check is tune_mod.gmm_check
+    assert cases and all(len(c) == 5 and c[4] == "ragged" for c in cases)  # the MoE shapes
+
+
 def test_cli_tune_kernel_option_is_validated():
     result = CliRunner().invoke(
         main, ["tune", "generated/glu_silu_bf16_bn128_sm90.py", "--kernel", "nope"]
@@ -351,6 +425,16 @@ tune.apply_tiling(mod, {**tune.current_tiling(mod), "bm": 64, "group_m": 4})
 assert tune.grouped_check(mod, device="cpu"), "a 64-row tiling fails the check"
 out, factors = tune.grouped_forward_step(mod, (300, 128, 2 * mod.CHUNK, 4, "ragged"), "cpu")()
 assert out.shape == (300, 2 * mod.CHUNK) and factors.shape == (300, 4 * mod.CHUNK)
+# the own grouped GEMMs (tune --kernel gmm): the check passes with the module's tiling and a
+# candidate, fails for a kernel that drops an expert's rows; the timed step runs
+assert tune.gmm_check(mod, device="cpu"), "the own grouped GEMMs fail the check"
+tune.apply_tiling(mod, {**tune.current_tiling(mod, "gmm"), "gmm_bm": 64, "gmm_bk": 64, "gmm_stages": 3})
+assert tune.gmm_check(mod, device="cpu"), "a 64-row grouped GEMM tiling fails the check"
+tune.gmm_step(mod, (300, 128, 2 * mod.CHUNK, 4, "ragged"), "cpu")()
+launch = mod._launch_grouped_mm
+mod._launch_grouped_mm = lambda a, b, offs, t: launch(a, b, offs.clamp(max=int(offs[-2])), t)
+assert not tune.gmm_check(mod, device="cpu"), "a GEMM that drops the last expert passes"
+mod._launch_grouped_mm = launch
 # a broken forward fails it: the weight's halves swapped (left <-> gate)
 pack = mod.pack_grouped_weight
 mod.pack_grouped_weight = lambda gate, up: pack(up, gate)
