@@ -415,6 +415,30 @@ def gmm_check(module, device="cuda"):
     return rel(gx, ref_x) < 1e-2 and rel(gw, ref_w) < 1e-2 and bool((gw[0] == 0).all())
 
 
+def gmm_cases(module, cases, log=print, device_type="cuda") -> list:
+    """The grouped cases where the module's own grouped GEMMs run: not where its experts are
+    big enough for the per-expert cuBLAS loop (_loop_over_experts: E=8-sized experts), whose
+    time no tiling changes.  Raises BenchError when no case is left."""
+    import torch
+
+    loops = getattr(module, "_loop_over_experts", None)
+    device = torch.device(device_type)
+    kept = [c for c in cases if loops is None or not loops(*c[:4], device)]
+    dropped = sorted({tuple(c[:4]) for c in cases} - {tuple(c[:4]) for c in kept})
+    if dropped:
+        log(
+            "gmm: not timed at " + ", ".join(map(str, dropped)) + " (big experts: the backward "
+            "loops over them in cuBLAS, not the grouped GEMMs)"
+        )
+    if not kept:
+        raise BenchError(
+            "--kernel gmm: at every --shape the experts are big enough for the per-expert "
+            "cuBLAS loop (LOOP_MIN_EXPERT_FLOP), so the grouped GEMMs never run there: give "
+            "shapes with smaller experts, e.g. --shape 65536,2048,768,128"
+        )
+    return kept
+
+
 def tune_cases(module, shapes, routings) -> tuple[list, str]:
     """What ``run_cli`` times, and how: (cases, kind).  M,K,N shapes time the dense training
     forward (kind "dense"); T,K,N,E shapes a grouped module's grouped training forward, once per
@@ -506,10 +530,13 @@ def run_cli(
                 "gmm: this module has no grouped GEMMs of its own (generated before v0.32); skipped"
             )
             continue
+        group_cases = cases
+        if group == "gmm":
+            group_cases = gmm_cases(module, cases, log)
         log(f"{group}:")
         timer, check = timers[group]
         baseline, best, rows = tune(
-            module, cases, timer, check, log=log, rounds=rounds, group=group, only=only
+            module, group_cases, timer, check, log=log, rounds=rounds, group=group, only=only
         )
         gain = 1 - rows[0]["score"] if rows else 0.0
         print(

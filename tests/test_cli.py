@@ -98,6 +98,8 @@ def test_a_new_tiling_of_the_same_variant_overwrites_its_file(tmp_path):
         "8",
         "--dgrad-stages",
         "3",
+        "--gmm-stages",
+        "3",
         "--name",
         name,
     )
@@ -105,6 +107,7 @@ def test_a_new_tiling_of_the_same_variant_overwrites_its_file(tmp_path):
     assert result.exit_code == 0, result.output
     text = (tmp_path / f"{name}.py").read_text()
     assert "NUM_STAGES = 4" in text and "GROUP_M = 8" in text and "DG_NUM_STAGES = 3" in text
+    assert "GMM_NUM_STAGES = 3" in text
     before = snapshot(tmp_path)
     other = ("--limit", "10.0", "--name", name)  # GLM's clamp: another variant
     result = run("--act", "swiglu_oai", "--bn", "64", "--grouped", *other, "-o", str(tmp_path))

@@ -307,6 +307,23 @@ def test_cli_tune_gmm_needs_a_grouped_module_and_grouped_shapes(monkeypatch):
     ((group, timer, check, cases),) = seen["groups"]
     assert group == "gmm" and timer is tune_mod._gpu_gmm_timer and check is tune_mod.gmm_check
     assert cases and all(len(c) == 5 and c[4] == "ragged" for c in cases)  # the MoE shapes
+    # ... but not E=8's: its big experts loop in cuBLAS, where no tiling of the kernels counts
+    assert (16384, 4096, 14336, 8, "ragged") not in cases and "not timed at" in result.output
+    result = CliRunner().invoke(
+        main, ["tune", str(GROUPED), "--kernel", "gmm", "--shape", "16384,4096,14336,8"]
+    )
+    assert result.exit_code == 2 and "per-expert" in result.output
+
+
+def test_gmm_cases_keep_where_the_grouped_gemms_run():
+    from codegen.bench import load_module
+
+    mod = load_module(GROUPED)
+    cases = [(16384, 4096, 14336, 8, "balanced"), (65536, 2048, 768, 128, "balanced")]
+    assert tune_mod.gmm_cases(mod, cases, log=lambda s: None) == cases[1:]
+    # the rule is the module's (LOOP_MIN_EXPERT_FLOP), read when tune runs
+    mod.LOOP_MIN_EXPERT_FLOP = float("inf")
+    assert tune_mod.gmm_cases(mod, cases, log=lambda s: None) == cases
 
 
 def test_cli_tune_kernel_option_is_validated():
