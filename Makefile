@@ -52,6 +52,8 @@ bench: $(STAMP)
 # TUNE_ARGS: more `swiglu-gen tune` options, e.g. for a grouped module
 #   make tune TUNE_MODULE=generated/glu_silu_bf16_bn128_sm90_grouped.py \
 #             TUNE_ARGS="--shape 65536,2048,768,128 --routing balanced --only bm=128"
+#   and its own grouped GEMMs (used where torch._grouped_mm has no fast path: an A100, fp16)
+#   make tune TUNE_MODULE=generated/glu_silu_bf16_bn64_sm80_grouped.py TUNE_ARGS="--kernel gmm"
 TUNE_MODULE ?= generated/glu_silu_bf16_bn128_sm90.py
 TUNE_ARGS ?=
 tune: $(STAMP)
