@@ -78,8 +78,8 @@ GMM_CONSTANTS = {
     "gmm_warps": "GMM_NUM_WARPS",
     "gmm_stages": "GMM_NUM_STAGES",
 }
-GMM_GRID = {  # (v0.32's sweep of six on the H200: 128x128x32, 4 warps, 4 stages best where
-    # experts are small, 128x256x64 at E=8; 64-row and 64-column tiles lost everywhere)
+GMM_GRID = {  # (H200, perf log v0.32-v0.33: 64-row and 64-column tiles lost everywhere;
+    # 128x256x64, 8 warps, 4 stages won tune's A/B at E=128 and E=32: sm90's entry)
     "gmm_bm": (64, 128),
     "gmm_bn": (128, 256),
     "gmm_bk": (32, 64),
