@@ -473,23 +473,8 @@ class Spec:
                 "--dgrad-bn",
                 f"{self.dgrad_bn} must divide --bn {self.bn}: a dgrad tile reads one chunk's [up | gate] columns",
             )
-        if self.dgrad_warps not in NUM_WARPS:
-            raise SpecError(
-                "--dgrad-warps",
-                f"{self.dgrad_warps!r} must be one of {', '.join(map(str, NUM_WARPS))}",
-            )
-        if not NUM_STAGES[0] <= self.dgrad_stages <= NUM_STAGES[1]:
-            raise SpecError(
-                "--dgrad-stages",
-                f"{self.dgrad_stages!r} must be in {NUM_STAGES[0]}..{NUM_STAGES[1]}",
-            )
-        if self.num_warps not in NUM_WARPS:
-            raise SpecError(
-                "--num-warps", f"{self.num_warps!r} must be one of {', '.join(map(str, NUM_WARPS))}"
-            )
-        lo, hi = NUM_STAGES
-        if not lo <= self.num_stages <= hi:
-            raise SpecError("--num-stages", f"{self.num_stages!r} must be in {lo}..{hi}")
+        self._check_warps_and_stages("dgrad_warps", "dgrad_stages")
+        self._check_warps_and_stages("num_warps", "num_stages")
         lo, hi = GROUP_M
         if not lo <= self.group_m <= hi:
             raise SpecError("--group-m", f"{self.group_m!r} must be in {lo}..{hi}")
@@ -532,6 +517,20 @@ class Spec:
                 f"{self.arch.value} has {info.smem_bytes}",
             )
 
+    def _check_warps_and_stages(self, warps_field: str, stages_field: str) -> None:
+        """A kernel's warps (one of NUM_WARPS) and pipelining stages (in NUM_STAGES)."""
+        warps, stages = getattr(self, warps_field), getattr(self, stages_field)
+        if warps not in NUM_WARPS:
+            raise SpecError(
+                f"--{warps_field.replace('_', '-')}",
+                f"{warps!r} must be one of {', '.join(map(str, NUM_WARPS))}",
+            )
+        lo, hi = NUM_STAGES
+        if not lo <= stages <= hi:
+            raise SpecError(
+                f"--{stages_field.replace('_', '-')}", f"{stages!r} must be in {lo}..{hi}"
+            )
+
     def _validate_gmm(self) -> None:
         """The grouped GEMMs' tiling: only in a grouped variant; powers of two, warps, stages,
         the accumulator's registers and the ring buffer's shared memory."""
@@ -553,14 +552,7 @@ class Spec:
                 raise SpecError(
                     f"--{key.replace('_', '-')}", f"{v!r} must be a power of two in {lo}..{hi}"
                 )
-        if self.gmm_warps not in NUM_WARPS:
-            raise SpecError(
-                "--gmm-warps", f"{self.gmm_warps!r} must be one of {', '.join(map(str, NUM_WARPS))}"
-            )
-        if not NUM_STAGES[0] <= self.gmm_stages <= NUM_STAGES[1]:
-            raise SpecError(
-                "--gmm-stages", f"{self.gmm_stages!r} must be in {NUM_STAGES[0]}..{NUM_STAGES[1]}"
-            )
+        self._check_warps_and_stages("gmm_warps", "gmm_stages")
         regs = self.gmm_bm * self.gmm_bn // (self.gmm_warps * 32)
         if regs > MAX_ACC_REGS_PER_THREAD:
             raise SpecError(
