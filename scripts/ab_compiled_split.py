@@ -2,7 +2,8 @@
 backward's GEMM operator makes grad_x and the first half of grad_W, the compiled graph frees the
 first buffer, glu_bwd_wgrad_b makes grad_W) against the same MLP compiled with one buffer
 (SPLIT_FACTORS = False in a second copy of the module: v0.23's compiled path), beside the eager
-FusedGLU MLP (split) and the HF-style eager MLP (GPU).
+FusedGLU MLP (split), the HF-style eager MLP and that MLP compiled (torch.compile's own cost:
+at host-bound shapes the compiled steps' host µs are its runtime's, whatever the graph holds).
 
 Per shape: fwd+bwd ms in interleaved rounds (medians, and the per-round ratio split / one
 buffer), host µs per step, and the peak MiB of a step beyond what was allocated before it
@@ -69,6 +70,7 @@ def main():
         }
         eager = _mlps(split_mod, gate_w, up_w, down_w, False, False)
         models["eager_fusedglu"], models["eager_hf"] = eager["ours"], eager["eager"]
+        models["compiled_hf"] = torch.compile(eager["eager"], fullgraph=True)
 
         steps = {}
         for name, model in models.items():
@@ -94,6 +96,7 @@ def main():
         )
         res["split_over_one_buffer"] = paired_ratio(res, "compiled_split", "compiled_one_buffer")
         res["split_over_eager_fusedglu"] = paired_ratio(res, "compiled_split", "eager_fusedglu")
+        res["compiled_hf_over_eager_hf"] = paired_ratio(res, "compiled_hf", "eager_hf")
         res.update(
             {f"{k}_host_us": v for k, v in host_us({k: s for k, (s, _) in steps.items()}).items()}
         )
@@ -106,7 +109,11 @@ def main():
                 f"  {name:22s} {res[name + '_ms']:9.3f} ms  host {res[name + '_host_us']:7.1f} us"
                 f"  peak {res[name + '_peak_mib']:8.1f} MiB"
             )
-        for key in ("split_over_one_buffer", "split_over_eager_fusedglu"):
+        for key in (
+            "split_over_one_buffer",
+            "split_over_eager_fusedglu",
+            "compiled_hf_over_eager_hf",
+        ):
             med, lo, hi = res[key]
             print(f"  {key}: {med:.3f} [{lo:.3f}, {hi:.3f}] per round")
         del models, steps, eager
