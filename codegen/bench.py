@@ -604,9 +604,10 @@ def _torch_glu(mod):
     from .activations import ACTIVATIONS, Act
 
     entry = ACTIVATIONS[Act(mod.ACTIVATION)]
-    code = compile(entry.reference_expr, f"<{mod.ACTIVATION}>", "eval")
+    # a real function (not an eval per call), so that torch.compile traces it with fullgraph
+    code = compile(f"lambda left, gate: ({entry.reference_expr})", f"<{mod.ACTIVATION}>", "eval")
     env = {"torch": torch, "F": F, **getattr(mod, "ACTIVATION_PARAMS", {})}
-    return lambda left, gate: eval(code, {**env, "left": left, "gate": gate})  # noqa: S307
+    return eval(code, env)  # noqa: S307
 
 
 def _backward_parts(mod, x, packed, dy, t):
