@@ -458,16 +458,8 @@ class Spec:
                 f"approx changes nothing for --act {self.act.value}: it approximates the "
                 f"sigmoid, and {self.act.value}'s math has none (sigmoid-based: {takes})",
             )
-        for key in ("bn", "bm", "bk", "num_warps", "num_stages", "group_m", *DGRAD):
-            v = getattr(self, key)
-            if not isinstance(v, int) or isinstance(v, bool):
-                raise SpecError(f"--{key.replace('_', '-')}", f"{v!r} must be an integer")
-        for key, (lo, hi) in POW2_RANGES.items():
-            v = getattr(self, key)
-            if not isinstance(v, int) or v < lo or v > hi or v & (v - 1):
-                raise SpecError(
-                    f"--{key.replace('_', '-')}", f"{v!r} must be a power of two in {lo}..{hi}"
-                )
+        self._check_integers(("bn", "bm", "bk", "num_warps", "num_stages", "group_m", *DGRAD))
+        self._check_powers_of_two(POW2_RANGES)
         if self.bn % self.dgrad_bn != 0:
             raise SpecError(
                 "--dgrad-bn",
@@ -517,6 +509,22 @@ class Spec:
                 f"{self.arch.value} has {info.smem_bytes}",
             )
 
+    def _check_integers(self, keys) -> None:
+        """Each field in ``keys`` an int (not a bool)."""
+        for key in keys:
+            v = getattr(self, key)
+            if not isinstance(v, int) or isinstance(v, bool):
+                raise SpecError(f"--{key.replace('_', '-')}", f"{v!r} must be an integer")
+
+    def _check_powers_of_two(self, ranges: dict) -> None:
+        """Each field of ``ranges`` ({field: (lo, hi)}) a power of two in lo..hi."""
+        for key, (lo, hi) in ranges.items():
+            v = getattr(self, key)
+            if not isinstance(v, int) or v < lo or v > hi or v & (v - 1):
+                raise SpecError(
+                    f"--{key.replace('_', '-')}", f"{v!r} must be a power of two in {lo}..{hi}"
+                )
+
     def _check_warps_and_stages(self, warps_field: str, stages_field: str) -> None:
         """A kernel's warps (one of NUM_WARPS) and pipelining stages (in NUM_STAGES)."""
         warps, stages = getattr(self, warps_field), getattr(self, stages_field)
@@ -542,16 +550,8 @@ class Spec:
                     "tiles the grouped modules' own grouped GEMMs: only with --grouped",
                 )
             return
-        for key in GMM:
-            v = getattr(self, key)
-            if not isinstance(v, int) or isinstance(v, bool):
-                raise SpecError(f"--{key.replace('_', '-')}", f"{v!r} must be an integer")
-        for key, (lo, hi) in GMM_POW2_RANGES.items():
-            v = getattr(self, key)
-            if v < lo or v > hi or v & (v - 1):
-                raise SpecError(
-                    f"--{key.replace('_', '-')}", f"{v!r} must be a power of two in {lo}..{hi}"
-                )
+        self._check_integers(GMM)
+        self._check_powers_of_two(GMM_POW2_RANGES)
         self._check_warps_and_stages("gmm_warps", "gmm_stages")
         regs = self.gmm_bm * self.gmm_bn // (self.gmm_warps * 32)
         if regs > MAX_ACC_REGS_PER_THREAD:
