@@ -248,6 +248,11 @@ def _toml_value(v) -> str:
     return '"' + str(v).replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
+def _rel_err(got, ref) -> float:
+    """||got - ref|| / ||ref||, got taken to ref's dtype (the checks' float32/float64 references)."""
+    return ((got.to(ref.dtype) - ref).norm() / ref.norm()).item()
+
+
 def _gpu_timer(module, shape):
     import torch
     from triton.testing import do_bench
@@ -295,7 +300,7 @@ def _gpu_dgrad_check(module):
     module.mlp(x, module.pack_weight(gate_w, up_w), down_w).backward(dy)
     xr = x.detach().float().requires_grad_()
     module.reference_mlp(xr, gate_w, up_w, down_w).backward(dy.float())
-    return ((x.grad.float() - xr.grad).norm() / xr.grad.norm()).item() < 1e-2
+    return _rel_err(x.grad, xr.grad) < 1e-2
 
 
 def _gpu_check(module):
@@ -307,7 +312,7 @@ def _gpu_check(module):
     up_w = (torch.randn(N, K, device="cuda") / K**0.5).to(module.DTYPE)
     out, _ = module.glu_forward(x, module.pack_weight(gate_w, up_w), save_factors=True)
     ref = module.reference(x, gate_w, up_w)
-    return ((out.float() - ref).norm() / ref.norm()).item() < 1e-2
+    return _rel_err(out, ref) < 1e-2
 
 
 def _gpu_grouped_timer(module, case):
@@ -350,11 +355,7 @@ def grouped_check(module, device="cuda"):
         start += n
     ref = torch.cat(refs)
     ref.backward(c.dy.float())
-
-    def rel(a, b):
-        return ((a.float() - b).norm() / b.norm()).item()
-
-    return rel(out, ref) < 1e-2 and rel(x.grad, xr.grad) < 1e-2
+    return _rel_err(out, ref) < 1e-2 and _rel_err(x.grad, xr.grad) < 1e-2
 
 
 def _gpu_gmm_timer(module, case):
@@ -408,11 +409,7 @@ def gmm_check(module, device="cuda"):
         ref_x[start:end] = a64[start:end] @ w64[e]
         ref_w[e] = a64[start:end].t() @ x64[start:end]
         start = end
-
-    def rel(got, ref):
-        return ((got - ref).norm() / ref.norm()).item()
-
-    return rel(gx, ref_x) < 1e-2 and rel(gw, ref_w) < 1e-2 and bool((gw[0] == 0).all())
+    return _rel_err(gx, ref_x) < 1e-2 and _rel_err(gw, ref_w) < 1e-2 and bool((gw[0] == 0).all())
 
 
 def gmm_cases(module, cases, log=print, device_type="cuda") -> list:
