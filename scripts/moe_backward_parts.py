@@ -1,7 +1,8 @@
 """The grouped backward's pieces on the GPU, each timed alone (interleaved rounds, medians):
 the forward-shaped grouped GEMM (the floor's unit), grad_x = grad_de @ W (grouped), grad_W =
 grad_de^T @ x (a reduction over each expert's tokens), the in-place factor pass, and the module's
-whole backward (fwd+bwd minus the forward).
+whole backward (fwd+bwd minus the forward), and the step's kernels back to back without autograd
+(the parts under the sustained load's clock).
 
     PYTHONPATH=. python scripts/moe_backward_parts.py generated/glu_silu_bf16_bn128_sm90_grouped.py
         [--shape T,K,N,E ...] [--routing balanced,ragged] [--bias]
@@ -60,6 +61,15 @@ def main():
                 "ours forward (factors)": lambda: mod._grouped_forward(x, w, offs, b, True),
                 "ours fwd+bwd": step,
             }
+
+            def back_to_back():  # the step's kernels without autograd: what the GPU's clock
+                # under sustained load makes of the parts (do_bench idles between its runs)
+                _, f = mod._grouped_forward(x, w, offs, b, True)
+                mod._grouped_factor_pass(dy, f, offs, args.bias)
+                torch._grouped_mm(f, w, offs=offs)
+                torch._grouped_mm(f.t(), x, offs=offs)
+
+            parts["step's kernels back to back"] = back_to_back
             if args.bias:  # the pass that also sums each expert's bias gradient
                 parts["factor pass + bias sums"] = lambda: mod._grouped_factor_pass(
                     dy, g, offs, True
@@ -80,6 +90,11 @@ def main():
                 + med["factor pass + bias sums" if args.bias else "factor pass (in place)"]
             )
             print(f"  backward {rest:.3f} ms = parts {known:.3f} + {rest - known:.3f} unattributed")
+            b2b = med["step's kernels back to back"]
+            print(
+                f"  fwd+bwd {med['ours fwd+bwd']:.3f} ms = its kernels back to back {b2b:.3f} + "
+                f"{med['ours fwd+bwd'] - b2b:.3f} (autograd, allocations, offsets clamp)"
+            )
 
 
 if __name__ == "__main__":
