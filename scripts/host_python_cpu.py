@@ -4,13 +4,15 @@ them (checks, descriptors, launch keys, the autograd.Function), against a bare
 autograd.Function that allocates the same buffers and returns preallocated gradients.
 
     PYTHONPATH=. python scripts/host_python_cpu.py MODULE.py [MODULE.py ...] [--profile]
-        [--launch-path] [--two-nodes] [--split] [--parts]
+        [--launch-path] [--two-nodes] [--split] [--parts] [--network [--keep-dy]]
 
 With --two-nodes every step takes the big-step path (glu's backward as two autograd nodes,
 LOW_PEAK_MIN_FLOP = 0); with --split also split factor buffers (SPLIT_MIN_SAVING < 0,
 SPLIT_MAX_OVER_FLOOR = inf).  With --parts each module also steps with its weight in FusedGLU's
 two parts (v0.26: glu(x, (weight_a, weight_b)), one tensor's rows; N of two forward tiles).
-With --launch-path the module's own _launch runs too (key lookup, the direct launcher's argument
+With --network dy is made by a next node's backward (a fresh tensor, as in a network and
+the bench's in-network step) instead of being the caller's; --keep-dy adds each module again
+with RELEASE_DY off (v0.35: one node frees such a dy itself).  With --launch-path the module's own _launch runs too (key lookup, the direct launcher's argument
 expansion), with only Triton's C launcher and tensor-map encoder replaced by no-ops; modules with
 launch plans (v0.19) then replay them where the step's buffers come back at the same addresses
 (always for one buffer here; CPU malloc moves split buffers, so --split misses most plans: on an
@@ -137,12 +139,31 @@ def main():
             ctx.saved_tensors
             return grad_x, grad_w
 
+    class NextLayer(torch.autograd.Function):  # --network: dy made by the next node (bench's)
+        @staticmethod
+        def forward(ctx, out):
+            return out.new_zeros(())
+
+        @staticmethod
+        def backward(ctx, _):
+            return dy.clone()
+
     def step(fn):
         def run():
-            fn(x, w).backward(dy)
+            if network:
+                NextLayer.apply(fn(x, w)).backward()
+            else:
+                fn(x, w).backward(dy)
             x.grad = w.grad = None
 
         return run
+
+    network = "--network" in sys.argv
+    for name, m in list(mods.items()) if "--keep-dy" in sys.argv else ():
+        if hasattr(m, "RELEASE_DY"):  # the same module, dy kept (v0.35's _release off)
+            kept = _prepare(paths[int(name.split(":")[0])], "--launch-path" in sys.argv)
+            kept.RELEASE_DY = False
+            mods[name + " (RELEASE_DY off)"] = kept
 
     # Eager PyTorch's step on tiny float32 tensors (8 rows: its kernels cost ~nothing here, so
     # this is the dispatch and autograd of its ops, as a GPU host pays it, without the launches)
