@@ -51,7 +51,7 @@ def op_calls(tag, mod, x, w, dy):
     ops = getattr(torch.ops, mod.OP_NAMESPACE)
     _, fa, _ = mod._forward(x, w, None, True)
     fwd_args = (x, w, None, True)
-    if len(ops.glu_fwd.default._schema.arguments) == 5:  # v0.24: the split point, n_a
+    if any(a.name == "n_a" for a in ops.glu_fwd.default._schema.arguments):  # v0.24: n_a
         fwd_args += (w.shape[0] // 2,)
 
     def backward():  # glu_bwd_pass + glu_bwd_gemms (v0.23), or one glu_bwd (a module before it)
