@@ -7,6 +7,7 @@ only torch / triton (and matplotlib for the plot) so it runs from a source tree 
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
 import os
@@ -489,16 +490,36 @@ def bench_shape(mod, shape, do_compile=True, rounds=ROUNDS, log=print):
     return res
 
 
+@contextlib.contextmanager
+def module_constants(mod, **values):
+    """The module's constants (``RELEASE_DY=False``, ...) set to ``values`` for the block's
+    duration, restored after it."""
+    saved = {k: getattr(mod, k) for k in values}
+    for k, v in values.items():
+        setattr(mod, k, v)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            setattr(mod, k, v)
+
+
+def with_constants(f, mod, **values):
+    """f with the module's constants set to ``values`` while each call runs."""
+
+    def run(*args):
+        with module_constants(mod, **values):
+            return f(*args)
+
+    return run
+
+
 def _flag_flipped(mod, flag, step):
     """step() with the module's boolean ``flag`` flipped for its duration."""
 
     def flipped():
-        value = getattr(mod, flag)
-        setattr(mod, flag, not value)
-        try:
+        with module_constants(mod, **{flag: not getattr(mod, flag)}):
             step()
-        finally:
-            setattr(mod, flag, value)
 
     return flipped
 

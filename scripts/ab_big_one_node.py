@@ -24,36 +24,13 @@ from codegen.bench import (
     in_network_step,
     load_module,
     peak_mib,
+    with_constants,
 )
 
 SHAPES = ["8192,4096,14336", "11136,3584,14336", "16384,8192,28672", "6144,5120,13824"]
 
 
-class _Forced:
-    """Module constants set while a step runs."""
-
-    def __init__(self, mod, **values):
-        self.mod, self.values = mod, values
-
-    def __enter__(self):
-        self.saved = {k: getattr(self.mod, k) for k in self.values}
-        for k, v in self.values.items():
-            setattr(self.mod, k, v)
-
-    def __exit__(self, *exc):
-        for k, v in self.saved.items():
-            setattr(self.mod, k, v)
-
-
-def _forced(f, mod, **values):
-    def run(*args):
-        with _Forced(mod, **values):
-            return f(*args)
-
-    return run
-
-
-def _nodes(mod, f, inputs):
+def _nodes(f, inputs):
     """1 or 2: the autograd nodes of glu's backward in this step."""
     out = f(*inputs)
     name = type(out.grad_fn).__name__
@@ -80,7 +57,7 @@ def main():
             "new": (new.glu, (x, w)),
             "old_parts": fused_glu_call(old, w, x),
             "new_parts": fused_glu_call(new, w, x),
-            "new_two_nodes": (_forced(new.glu, new, RELEASE_DY=False), (x, w)),
+            "new_two_nodes": (with_constants(new.glu, new, RELEASE_DY=False), (x, w)),
             "eager": (_eager_glu(new), (x, w)),
         }
         steps, peaks, caller_peaks, nodes = {}, {}, {}, {}
@@ -100,7 +77,7 @@ def main():
             peak_mib(step, params)  # (the first creates cuBLAS's workspaces)
             peaks[name] = peak_mib(step, params)
             caller_peaks[name] = peak_mib(caller, params)
-            nodes[name] = "-" if name == "eager" else _nodes(new, f, inputs)
+            nodes[name] = "-" if name == "eager" else _nodes(f, inputs)
             torch.cuda.synchronize()
         host = host_us(steps, n=10 if 12 * M * K * N > 5e12 else 20, rounds=max(7, args.rounds))
         ms = {k: [] for k in steps}

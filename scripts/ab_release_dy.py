@@ -16,25 +16,16 @@ import statistics
 import torch
 from triton.testing import do_bench
 
-from codegen.bench import _eager_glu, host_us, in_network_step, load_module, peak_mib
+from codegen.bench import (
+    _eager_glu,
+    host_us,
+    in_network_step,
+    load_module,
+    peak_mib,
+    with_constants,
+)
 
 SHAPES = ["4096,2048,5632", "2048,4096,1408", "2048,1024,4096", "4000,2048,5632"]
-
-
-class _Forced:
-    """Module constants set while a step runs (the two-node path)."""
-
-    def __init__(self, mod, **values):
-        self.mod, self.values = mod, values
-
-    def __enter__(self):
-        self.saved = {k: getattr(self.mod, k) for k in self.values}
-        for k, v in self.values.items():
-            setattr(self.mod, k, v)
-
-    def __exit__(self, *exc):
-        for k, v in self.saved.items():
-            setattr(self.mod, k, v)
 
 
 def main():
@@ -56,14 +47,7 @@ def main():
         params = [x, w]
 
         def glu_of(mod, forced=None):
-            if forced is None:
-                return lambda x, w: mod.glu(x, w)
-
-            def run(x, w):
-                with _Forced(mod, **forced):
-                    return mod.glu(x, w)
-
-            return run
+            return mod.glu if forced is None else with_constants(mod.glu, mod, **forced)
 
         forwards = {
             "old": glu_of(old),
