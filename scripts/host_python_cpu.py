@@ -20,7 +20,8 @@ H200 every launch replays, scripts/plan_hits.py).
 
 Prints µs per fwd+bwd step (medians of 15 interleaved rounds of 1000 steps) for each module,
 the bare Function, and eager PyTorch's step on tiny float32 tensors (its dispatch and autograd
-without launches); with --profile, a cProfile of the first module.  A GPU host runs the same Python (plus the real launches and GEMMs), so a
+without launches); with --profile, a cProfile of the first module (its two-part step with
+--parts).  A GPU host runs the same Python (plus the real launches and GEMMs), so a
 change that lowers "ours - bare" here lowers the bench's host µs by about as much."""
 
 import cProfile
@@ -204,8 +205,10 @@ def main():
     if "--profile" in sys.argv:
         prof = cProfile.Profile()
         prof.enable()
+        first = next(iter(mods))
+        profiled = steps[f"{first} (two parts)" if parts else first]  # (--parts: FusedGLU's step)
         for _ in range(3000):
-            steps[next(iter(mods))]()
+            profiled()
         prof.disable()
         pstats.Stats(prof).sort_stats("tottime").print_stats(25)
 

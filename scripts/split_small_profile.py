@@ -1,0 +1,96 @@
+"""Where the parts' split loses at small steps (GPU): FusedGLU's weight in two parts, one buffer
+against the split factors (LOW_PEAK_MIN_FLOP = 0), per shape: the step's kernels and their
+device time (torch.profiler, CUDA activity, summed over the steps), the step's wall time
+(do_bench) and the host's time to issue it (codegen.bench.host_us), interleaved.  If the
+kernels' sums match and the wall times do not, the split's cost is the host's.
+
+    PYTHONPATH=. python scripts/split_small_profile.py [MODULE.py] [M,K,N ...]
+
+Results: $OUT/split_small_profile.json (or build/).
+"""
+
+import sys
+
+import torch
+from torch.profiler import ProfilerActivity, profile
+from triton.testing import do_bench
+
+sys.path.insert(0, ".")
+from codegen.bench import (  # noqa: E402
+    _interleaved,
+    fused_glu_call,
+    host_us,
+    load_module,
+    with_constants,
+    write_results,
+)
+
+MODULE = "generated/glu_silu_bf16_bn128_sm90.py"
+SHAPES = [(2048, 1024, 4096), (1000, 2048, 5632), (4096, 2048, 5632)]
+STEPS = 20
+
+
+def kernels(run, steps=STEPS):
+    """{kernel name: device µs per step} and their sum, over ``steps`` steps."""
+    for _ in range(3):
+        run()
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(steps):
+            run()
+        torch.cuda.synchronize()
+    per = {}
+    for e in prof.key_averages():
+        us = getattr(e, "self_device_time_total", None)
+        if us is None:
+            us = e.self_cuda_time_total
+        if us > 0:
+            per[e.key[:90]] = us / steps
+    return per, sum(per.values())
+
+
+def main():
+    args = sys.argv[1:]
+    path = args.pop(0) if args and args[0].endswith(".py") else MODULE
+    shapes = [tuple(map(int, a.split(","))) for a in args] or SHAPES
+    mod = load_module(path)
+    res = {}
+    for M, K, N in shapes:
+        torch.manual_seed(0)
+        x = torch.randn(M, K, device="cuda", dtype=mod.DTYPE, requires_grad=True)
+        w = (torch.randn(2 * N, K, device="cuda") / K**0.5).to(mod.DTYPE)
+        dy = torch.randn(M, N, device="cuda", dtype=mod.DTYPE)
+        glu_parts, (_, *parts) = fused_glu_call(mod, w, x)
+
+        def step(fn):
+            def run():
+                fn(x, *parts).backward(dy)
+                x.grad = None
+                for p in parts:
+                    p.grad = None
+
+            return run
+
+        paths = {
+            "one_buffer": step(with_constants(glu_parts, mod, LOW_PEAK_MIN_FLOP=float("inf"))),
+            "split": step(with_constants(glu_parts, mod, LOW_PEAK_MIN_FLOP=0)),
+        }
+        t = lambda fn, _: do_bench(fn, warmup=25, rep=100, return_mode="median")  # noqa: E731
+        ms = _interleaved({k: (r, None) for k, r in paths.items()}, t, 6)
+        host = host_us(paths)
+        row = {"ms": ms, "host_us": host, "kernels_us": {}, "kernel_sum_us": {}}
+        print(f"{M}x{K}x{N}: ms / host µs / kernels' device µs per step", flush=True)
+        for k, run in paths.items():
+            per, total = kernels(run)
+            row["kernels_us"][k], row["kernel_sum_us"][k] = per, total
+            print(f"  {k:10s} {ms[k]:7.3f} {host[k]:7.0f} {total:8.1f}", flush=True)
+            for name, us in sorted(per.items(), key=lambda kv: -kv[1]):
+                print(f"      {us:8.1f}  {name}")
+        res[f"{M}x{K}x{N}"] = row
+        del x, w, dy, parts, paths
+        torch.cuda.empty_cache()
+    write_results("split_small_profile.json", res)
+
+
+if __name__ == "__main__":
+    main()
