@@ -1,0 +1,133 @@
+"""Issue 8's and issue 9's "done when" targets, checked against `swiglu-gen bench` results
+(bench.json of a dense module), shape by shape: each target's measured value, its bound and
+whether it holds.  No GPU needed: it reads what the bench wrote.
+
+    python scripts/issue_targets.py BENCH.json [BENCH.json ...]
+
+Ratios to Liger are the medians of the per-round ratios (the bench's interleaved rounds), as the
+bench's "ours/liger per round" column; the rest are the bench's medians.  A target whose inputs a
+row lacks (no Liger, --no-compile) is reported as not measured, never as met.
+"""
+
+import json
+import statistics
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from codegen.bench import DEFAULT_SHAPES  # noqa: E402
+
+BASELINE = {tuple(s) for s in DEFAULT_SHAPES[:4]}  # the four baseline shapes (issue 8 / 9)
+SMALL = {(4096, 2048, 5632), (2048, 4096, 1408)}  # issue 8's small bench shapes
+
+
+def per_round(r, a, b):
+    """Median over the bench's rounds of a / b (``x_ms``: its rounds are ``x_rounds``; None if
+    not measured)."""
+    xs, ys = r.get(a.replace("_ms", "_rounds")), r.get(b.replace("_ms", "_rounds"))
+    if not xs or not ys:
+        return None
+    return statistics.median(x / y for x, y in zip(xs, ys))
+
+
+def ratio(r, a, b):
+    """r[a] / r[b] (None if either is missing)."""
+    if r.get(a) is None or not r.get(b):
+        return None
+    return r[a] / r[b]
+
+
+def targets(r):
+    """[(issue, target, value, bound, holds)] for one bench row (holds None: not measured)."""
+    shape = tuple(r["shape"])
+    out = []
+
+    def check(issue, name, value, bound, le=True):
+        holds = (
+            None if value is None or bound is None else (value <= bound if le else value >= bound)
+        )
+        out.append((issue, name, value, bound, holds))
+
+    # issue 8: the GLU step
+    check(8, "host µs <= eager's", r.get("ours_host_us"), r.get("eager_host_us"))
+    check(8, "fwd+bwd x eager <= 0.95", ratio(r, "ours_fwd_bwd_ms", "eager_fwd_bwd_ms"), 0.95)
+    x_liger = per_round(r, "ours_fwd_bwd_ms", "liger_fwd_bwd_ms")
+    x_floor = ratio(r, "ours_fwd_bwd_ms", "floor_ms")
+    # <= 0.97x Liger or <= 1.02x the floor, whichever is larger: in floor units
+    liger_x_floor = ratio(r, "liger_fwd_bwd_ms", "floor_ms")
+    bound = None if liger_x_floor is None else max(0.97 * liger_x_floor, 1.02)
+    check(8, "fwd+bwd x floor <= max(0.97 Liger, 1.02 floor)", x_floor, bound)
+    out.append((8, "  (fwd+bwd x Liger, per round)", x_liger, None, None))
+    if shape in BASELINE:
+        check(8, "baseline: fwd+bwd x floor <= 1.03", x_floor, 1.03)
+    check(
+        8,
+        "in-network peak <= Liger's (MiB)",
+        r.get("ours_net_peak_mib"),
+        r.get("liger_net_peak_mib"),
+    )
+    check(8, "MLP ms <= Liger's MLP", r.get("mlp_ours_fwd_bwd_ms"), r.get("mlp_liger_fwd_bwd_ms"))
+    compiled = ratio(r, "mlp_ours_compiled_fwd_bwd_ms", "mlp_ours_fwd_bwd_ms")
+    check(8, "compiled MLP x eager MLP <= 1.01", compiled, 1.01)
+    # issue 9: FusedMLP
+    fused_x_floor = ratio(r, "mlp_fused_fwd_bwd_ms", "mlp_floor_ms")
+    if shape in BASELINE:
+        check(9, "baseline: FusedMLP x 6-GEMM floor <= 1.02", fused_x_floor, 1.02)
+    liger_mlp_x_floor = ratio(r, "mlp_liger_fwd_bwd_ms", "mlp_floor_ms")
+    need = None if liger_mlp_x_floor is None else (1 / 1.02 if liger_mlp_x_floor > 1.04 else 1.0)
+    check(
+        9,
+        "FusedMLP x Liger MLP (per round) <= bound",
+        per_round(r, "mlp_fused_fwd_bwd_ms", "mlp_liger_fwd_bwd_ms"),
+        need,
+    )
+    if shape in SMALL:
+        check(
+            9,
+            "small: FusedMLP <= eager MLP",
+            r.get("mlp_fused_fwd_bwd_ms"),
+            r.get("mlp_eager_fwd_bwd_ms"),
+        )
+    kept_liger = ratio(r, "mlp_fused_kept_mib", "mlp_liger_kept_mib")
+    kept_eager = ratio(r, "mlp_fused_kept_mib", "mlp_eager_kept_mib")
+    check(9, "kept x Liger's <= 0.70", kept_liger, 0.70)
+    check(9, "kept x eager's <= 0.55", kept_eager, 0.55)
+    check(9, "MLP peak <= Liger's (MiB)", r.get("mlp_fused_peak_mib"), r.get("mlp_liger_peak_mib"))
+    check(
+        9, "dgrad epilogue x cuBLAS <= 1.04", ratio(r, "mlp_dgrad_ms", "mlp_dgrad_cublas_ms"), 1.04
+    )
+    return out
+
+
+def _fmt(v):
+    if v is None:
+        return "-"
+    return f"{v:.3f}" if abs(v) < 100 else f"{v:.0f}"
+
+
+def main():
+    if len(sys.argv) < 2:
+        sys.exit(__doc__)
+    for path in sys.argv[1:]:
+        data = json.loads(Path(path).read_text())
+        meta = data.get("meta", {})
+        print(
+            f"{path}: {meta.get('gpu', '?')}, torch {meta.get('torch', '?')}, triton {meta.get('triton', '?')}"
+        )
+        tally = {True: 0, False: 0, None: 0}
+        for r in data["results"]:
+            if (
+                "M" in r or len(r.get("shape", ())) != 3
+            ):  # grouped rows: issue 10's, not checked here
+                continue
+            print(f"  {'x'.join(map(str, r['shape']))} {r.get('activation', '')}")
+            for issue, name, value, bound, holds in targets(r):
+                mark = {True: "met", False: "MISSED", None: ""}[holds] if bound is not None else ""
+                if bound is not None:
+                    tally[holds] += 1
+                print(f"    #{issue} {name:52s} {_fmt(value):>9s} {_fmt(bound):>9s}  {mark}")
+        print(f"  met {tally[True]}, missed {tally[False]}, not measured {tally[None]}")
+
+
+if __name__ == "__main__":
+    main()
