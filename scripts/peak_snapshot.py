@@ -43,14 +43,20 @@ def live_at_peak(step):
     """(peak MiB above the step's start, [(MiB, where) of the blocks alive at the peak])."""
     step()  # warm: caches, workspaces, plans
     torch.cuda.synchronize()
-    torch.cuda.memory._record_memory_history(max_entries=200000)
+    torch.cuda.memory._record_memory_history(stacks="python", max_entries=200000)
     try:
         step()
         torch.cuda.synchronize()
         snap = torch.cuda.memory._snapshot()
     finally:
         torch.cuda.memory._record_memory_history(enabled=None)
-    events = snap["device_traces"][torch.cuda.current_device()]
+    return peak_blocks(snap["device_traces"][torch.cuda.current_device()])
+
+
+def peak_blocks(events):
+    """(peak MiB, [(MiB, where) of the blocks alive at the peak], largest first) from a
+    device trace: allocations and completed frees in order; frees of blocks allocated before
+    the trace began are not counted (the step's own allocations only)."""
     live, total, peak, at_peak = {}, 0, 0, {}
     for e in events:
         if e["action"] == "alloc":

@@ -178,3 +178,73 @@ def test_grouped_gemm_tiles_smoke_checks_every_tiling(tmp_path):
     assert set(row) == {"grad_x", "wgrad", "down_fwd"}
     for gemm in row.values():
         assert len(gemm["ms"]) == 4 and max(gemm["rel_err"].values()) < 1e-2, gemm["rel_err"]
+
+
+def _script_module(name):
+    """scripts/<name>.py imported as a module (its functions, no main())."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_issue_targets_checks_each_bound_and_never_calls_a_missing_value_met():
+    targets = _script_module("issue_targets").targets
+    row = {
+        "shape": [4096, 2048, 5632],
+        "ours_fwd_bwd_ms": 0.93,
+        "eager_fwd_bwd_ms": 1.15,
+        "floor_ms": 0.84,
+        "liger_fwd_bwd_ms": 0.96,
+        "ours_fwd_bwd_rounds": [0.92, 0.94],
+        "liger_fwd_bwd_rounds": [0.95, 0.97],
+        "ours_host_us": 350.0,
+        "eager_host_us": 330.0,
+        "ours_net_peak_mib": 132.0,
+        "liger_net_peak_mib": 132.0,
+    }
+    got = {name: (value, bound, holds) for _, name, value, bound, holds in targets(row)}
+    assert got["host µs <= eager's"] == (350.0, 330.0, False)
+    assert got["fwd+bwd x eager <= 0.95"][2] is True
+    # 0.97x Liger's time (in floor units 0.97 * 0.96 / 0.84) is the larger bound here
+    value, bound, holds = got["fwd+bwd x floor <= max(0.97 Liger, 1.02 floor)"]
+    assert abs(bound - 0.97 * 0.96 / 0.84) < 1e-12 and holds is (0.93 / 0.84 <= bound)
+    assert got["baseline: fwd+bwd x floor <= 1.03"][2] is False  # a baseline shape
+    assert got["in-network peak <= Liger's (MiB)"][2] is True
+    # what the row lacks (the MLP rows, --no-compile) is not measured, never met
+    assert got["compiled MLP x eager MLP <= 1.01"][2] is None
+    assert got["dgrad epilogue x cuBLAS <= 1.04"][2] is None
+    rows = {n for _, n, *_ in targets({**row, "shape": [2048, 1024, 4096]})}
+    assert not any(n.startswith("baseline") for n in rows)  # not a baseline shape
+
+
+def test_issue_targets_tallies_a_checked_in_bench(tmp_path):
+    result = subprocess.run(
+        [sys.executable, "scripts/issue_targets.py", "docs/bench/h200-v0.37-bench-silu.json"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "met 43, missed 22, not measured 0" in result.stdout  # (perf log v0.37)
+
+
+def test_peak_snapshot_keeps_the_blocks_alive_at_the_peak():
+    peak_blocks = _script_module("peak_snapshot").peak_blocks
+    mib = 2**20
+    ours = {"filename": "/repo/generated/glu.py", "line": 10, "name": "_forward"}
+    torch_frame = {"filename": "/site/torch/nn/functional.py", "line": 5, "name": "linear"}
+    events = [
+        {"action": "free_completed", "addr": 99, "size": 8 * mib},  # allocated before the trace
+        {"action": "alloc", "addr": 1, "size": 3 * mib, "frames": [torch_frame, ours]},
+        {"action": "alloc", "addr": 2, "size": 2 * mib, "frames": [torch_frame]},
+        {"action": "free_requested", "addr": 1, "size": 3 * mib},  # not yet given back
+        {"action": "free_completed", "addr": 1, "size": 3 * mib},
+        {"action": "alloc", "addr": 3, "size": 1 * mib, "frames": []},
+    ]
+    peak, blocks = peak_blocks(events)
+    assert peak == 5.0
+    assert blocks == [(3.0, "generated/glu.py:10 _forward"), (2.0, "functional.py:5 linear")]
