@@ -98,6 +98,28 @@ def parse_shape(text: str) -> tuple[int, ...]:
     return shape
 
 
+def script_args(argv, module, shapes):
+    """A measurement script's command line, ``[MODULE.py] [M,K,N ...]``: (the loaded module,
+    its shapes), ``module`` and ``shapes`` where the line names none."""
+    args = list(argv)
+    path = args.pop(0) if args and args[0].endswith(".py") else module
+    return load_module(path), [parse_shape(a) for a in args] or list(shapes)
+
+
+def glu_step_inputs(mod, M, K, N, device="cuda"):
+    """A dense GLU step's inputs, seeded (0) and in the module's dtype: x [M, K] requiring
+    grad, the gate and up weights [N, K] (scaled by 1/sqrt(K), not requiring grad) and dy
+    [M, N]."""
+    import torch
+
+    torch.manual_seed(0)
+    x = torch.randn(M, K, device=device, dtype=mod.DTYPE, requires_grad=True)
+    gate_w = (torch.randn(N, K, device=device) / K**0.5).to(mod.DTYPE)
+    up_w = (torch.randn(N, K, device=device) / K**0.5).to(mod.DTYPE)
+    dy = torch.randn(M, N, device=device, dtype=mod.DTYPE)
+    return x, gate_w, up_w, dy
+
+
 def parse_model(text: str) -> tuple[int, ...]:
     """NAME or NAME:TOKENS (a key of MODELS) -> its shape: M,K,N, or T,K,N,E for a mixture of
     experts, with M (T) = TOKENS rows, DEFAULT_MODEL_TOKENS when not given."""

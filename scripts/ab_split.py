@@ -33,9 +33,11 @@ from codegen.bench import (  # noqa: E402
     host_us,
     _liger,
     fused_glu_call,
+    glu_step_inputs,
     in_network_step,
-    load_module,
+    script_args,
     peak_mib,
+    with_constants,
     write_results,
 )
 
@@ -43,46 +45,27 @@ MODULE = "generated/glu_silu_bf16_bn128_sm90.py"
 SHAPES = [(8192, 4096, 14336), (11136, 3584, 14336), (12288, 4096, 11008)]
 
 
-def with_flags(mod, fn, **flags):
-    def run(*args):
-        saved = {k: getattr(mod, k) for k in flags}
-        for k, v in flags.items():
-            setattr(mod, k, v)
-        try:
-            return fn(*args)
-        finally:
-            for k, v in saved.items():
-                setattr(mod, k, v)
-
-    return run
-
-
 def main():
-    args = sys.argv[1:]
-    path = args.pop(0) if args and args[0].endswith(".py") else MODULE
-    shapes = [tuple(map(int, a.split(","))) for a in args] or SHAPES
-    mod = load_module(path)
+    mod, shapes = script_args(sys.argv[1:], MODULE, SHAPES)
     liger = _liger(mod.ACTIVATION)
     res = {}
     for M, K, N in shapes:
-        torch.manual_seed(0)
-        x = torch.randn(M, K, device="cuda", dtype=mod.DTYPE, requires_grad=True)
-        gate_w = (torch.randn(N, K, device="cuda") / K**0.5).to(mod.DTYPE)
-        up_w = (torch.randn(N, K, device="cuda") / K**0.5).to(mod.DTYPE)
+        x, gate_w, up_w, dy = glu_step_inputs(mod, M, K, N)
         w = mod.pack_weight(gate_w, up_w).requires_grad_()
         gl, ul = gate_w.requires_grad_(), up_w.requires_grad_()
-        dy = torch.randn(M, N, device="cuda", dtype=mod.DTYPE)
         calls = {
             "shipped": (mod.glu, (x, w)),
             "one_node": (
-                with_flags(mod, mod.glu, LOW_PEAK_MIN_FLOP=math.inf, TWO_NODES_MIN_FLOP=math.inf),
+                with_constants(
+                    mod.glu, mod, LOW_PEAK_MIN_FLOP=math.inf, TWO_NODES_MIN_FLOP=math.inf
+                ),
                 (x, w),
             ),
             "two_nodes": (
-                with_flags(mod, mod.glu, LOW_PEAK_MIN_FLOP=0, SPLIT_FACTORS=False),
+                with_constants(mod.glu, mod, LOW_PEAK_MIN_FLOP=0, SPLIT_FACTORS=False),
                 (x, w),
             ),
-            "low_peak_rule": (with_flags(mod, mod.glu, LOW_PEAK_MIN_FLOP=0), (x, w)),
+            "low_peak_rule": (with_constants(mod.glu, mod, LOW_PEAK_MIN_FLOP=0), (x, w)),
         }
         if liger is not None:
             calls["liger"] = (liger, (x, gl, ul))
@@ -90,11 +73,14 @@ def main():
             glu_parts, (_, *parts) = fused_glu_call(mod, w, x)
             apart = [torch.nn.Parameter(p.detach().clone()) for p in parts]
             calls["parts"] = (glu_parts, (x, *parts))
-            calls["parts_low_peak"] = (with_flags(mod, glu_parts, LOW_PEAK_MIN_FLOP=0), (x, *parts))
+            calls["parts_low_peak"] = (
+                with_constants(glu_parts, mod, LOW_PEAK_MIN_FLOP=0),
+                (x, *parts),
+            )
             anywhere = dict(LOW_PEAK_MIN_FLOP=0, SPLIT_MIN_SAVING=0.0)
             if hasattr(mod, "PARTS_SPLIT_MIN_SAVING"):  # v0.27: the parts' own threshold
                 anywhere["PARTS_SPLIT_MIN_SAVING"] = 0.0
-            calls["parts_split_any"] = (with_flags(mod, glu_parts, **anywhere), (x, *parts))
+            calls["parts_split_any"] = (with_constants(glu_parts, mod, **anywhere), (x, *parts))
             calls["parts_apart"] = (glu_parts, (x, *apart))
         w_cat = torch.cat([up_w, gate_w]).detach().requires_grad_()
         calls["eager"] = (_eager_glu(mod), (x, w_cat))
@@ -113,7 +99,7 @@ def main():
         host = host_us({k: run for k, (run, _) in steps.items()})
         peaks = {k: peak_mib(in_network_step(f, a, dy), list(a)) for k, (f, a) in calls.items()}
         held = {k: peak_mib(steps[k][0], list(a)) for k, (f, a) in calls.items()}
-        with_split = with_flags(mod, mod._split_point, LOW_PEAK_MIN_FLOP=0)(M, N, K) < N
+        with_split = with_constants(mod._split_point, mod, LOW_PEAK_MIN_FLOP=0)(M, N, K) < N
         row = {
             "ms": ms,
             "host_us": host,
@@ -125,7 +111,7 @@ def main():
             "parts_split": hasattr(mod, "_weight_split")
             and mod._split_point(M, N, K, n_w=mod._weight_split(N)) < N,
             "parts_low_peak_splits": hasattr(mod, "_weight_split")
-            and with_flags(mod, mod._split_point, LOW_PEAK_MIN_FLOP=0)(
+            and with_constants(mod._split_point, mod, LOW_PEAK_MIN_FLOP=0)(
                 M, N, K, False, mod._weight_split(N)
             )
             < N,

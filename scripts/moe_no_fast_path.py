@@ -11,7 +11,6 @@ every other reversed; ms (do_bench medians) and host µs per queued step.
 Results: $OUT/moe_no_fast_path.json (or build/), a table on stdout."""
 
 import argparse
-import contextlib
 import json
 import os
 import statistics
@@ -25,7 +24,13 @@ if "--smoke" in sys.argv:  # before Triton is imported: its kernels then run in 
 
 import torch  # noqa: E402
 
-from codegen.bench import host_us, load_module, parse_shape, routing_sizes  # noqa: E402
+from codegen.bench import (  # noqa: E402
+    host_us,
+    load_module,
+    module_constants,
+    parse_shape,
+    routing_sizes,
+)
 
 
 def main():
@@ -49,7 +54,6 @@ def main():
             (16384, 4096, 14336, 8),
         ]
     dt = mod.DTYPE
-    real = {"_grouped_mm_fast": mod._grouped_mm_fast, "_triton_grouped_mm": mod._triton_grouped_mm}
     never, always = (lambda t: False), (lambda t: True)  # noqa: E731
     patches = {  # what each mode replaces in the module
         "shipped": {},
@@ -57,16 +61,6 @@ def main():
         "no_fast": {"_grouped_mm_fast": never, "_triton_grouped_mm": always},
         "no_fast_loop": {"_grouped_mm_fast": never, "_triton_grouped_mm": never},  # as in v0.30
     }
-
-    @contextlib.contextmanager
-    def mode(name):
-        for k, v in patches[name].items():
-            setattr(mod, k, v)
-        try:
-            yield
-        finally:
-            for k, v in real.items():
-                setattr(mod, k, v)
 
     results = {}
     for T, K, N, E in shapes:
@@ -80,7 +74,7 @@ def main():
 
         def step(name):
             def run():
-                with mode(name):
+                with module_constants(mod, **patches[name]):
                     y = mod.grouped_glu(x, w, offsets, check_offsets=False)
                     mod.grouped_linear(y, down, offsets, check_offsets=False).backward(dz)
                 x.grad = w.grad = down.grad = None
@@ -90,7 +84,7 @@ def main():
         steps = {name: step(name) for name in patches}
         grads = {}
         for name in patches:  # warm-up, and each mode's gradients
-            with mode(name):
+            with module_constants(mod, **patches[name]):
                 y = mod.grouped_glu(x, w, offsets, check_offsets=False)
                 mod.grouped_linear(y, down, offsets, check_offsets=False).backward(dz)
             grads[name] = [t.grad.float() for t in (x, w, down)]

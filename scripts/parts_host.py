@@ -25,7 +25,7 @@ from codegen.bench import (  # noqa: E402
     _interleaved,
     fused_glu_call,
     host_us,
-    load_module,
+    script_args,
     write_results,
 )
 
@@ -51,10 +51,7 @@ def memoised_join(mod):
 
 
 def main():
-    args = sys.argv[1:]
-    path = args.pop(0) if args and args[0].endswith(".py") else MODULE
-    shapes = [tuple(map(int, a.split(","))) for a in args] or SHAPES
-    mod = load_module(path)
+    mod, shapes = script_args(sys.argv[1:], MODULE, SHAPES)
     res = {}
     for M, K, N in shapes:
         torch.manual_seed(0)

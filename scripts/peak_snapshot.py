@@ -18,8 +18,9 @@ sys.path.insert(0, ".")
 from codegen.bench import (  # noqa: E402
     _liger,
     fused_glu_call,
+    glu_step_inputs,
     in_network_step,
-    load_module,
+    script_args,
     write_results,
 )
 
@@ -71,18 +72,11 @@ def peak_blocks(events):
 
 
 def main():
-    args = sys.argv[1:]
-    path = args.pop(0) if args and args[0].endswith(".py") else MODULE
-    shapes = [tuple(map(int, a.split(","))) for a in args] or SHAPES
-    mod = load_module(path)
+    mod, shapes = script_args(sys.argv[1:], MODULE, SHAPES)
     liger = _liger(mod.ACTIVATION)
     res = {}
     for M, K, N in shapes:
-        torch.manual_seed(0)
-        x = torch.randn(M, K, device="cuda", dtype=mod.DTYPE, requires_grad=True)
-        gate_w = (torch.randn(N, K, device="cuda") / K**0.5).to(mod.DTYPE)
-        up_w = (torch.randn(N, K, device="cuda") / K**0.5).to(mod.DTYPE)
-        dy = torch.randn(M, N, device="cuda", dtype=mod.DTYPE)
+        x, gate_w, up_w, dy = glu_step_inputs(mod, M, K, N)
         glu_parts, inputs = fused_glu_call(mod, mod.pack_weight(gate_w, up_w), x)
         calls = {"ours": (glu_parts, inputs)}
         if liger is not None:

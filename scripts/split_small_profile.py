@@ -19,8 +19,9 @@ sys.path.insert(0, ".")
 from codegen.bench import (  # noqa: E402
     _interleaved,
     fused_glu_call,
+    glu_step_inputs,
     host_us,
-    load_module,
+    script_args,
     with_constants,
     write_results,
 )
@@ -50,16 +51,11 @@ def kernels(run, steps=STEPS):
 
 
 def main():
-    args = sys.argv[1:]
-    path = args.pop(0) if args and args[0].endswith(".py") else MODULE
-    shapes = [tuple(map(int, a.split(","))) for a in args] or SHAPES
-    mod = load_module(path)
+    mod, shapes = script_args(sys.argv[1:], MODULE, SHAPES)
     res = {}
     for M, K, N in shapes:
-        torch.manual_seed(0)
-        x = torch.randn(M, K, device="cuda", dtype=mod.DTYPE, requires_grad=True)
-        w = (torch.randn(2 * N, K, device="cuda") / K**0.5).to(mod.DTYPE)
-        dy = torch.randn(M, N, device="cuda", dtype=mod.DTYPE)
+        x, gate_w, up_w, dy = glu_step_inputs(mod, M, K, N)
+        w = mod.pack_weight(gate_w, up_w)
         glu_parts, (_, *parts) = fused_glu_call(mod, w, x)
 
         def step(fn):
@@ -87,7 +83,7 @@ def main():
             for name, us in sorted(per.items(), key=lambda kv: -kv[1]):
                 print(f"      {us:8.1f}  {name}")
         res[f"{M}x{K}x{N}"] = row
-        del x, w, dy, parts, paths
+        del x, w, gate_w, up_w, dy, parts, paths
         torch.cuda.empty_cache()
     write_results("split_small_profile.json", res)
 

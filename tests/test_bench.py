@@ -38,6 +38,22 @@ def test_shapes_parse_and_default():
     assert (65536, 2048, 768, 128) in bench.DEFAULT_GROUPED_SHAPES
 
 
+def test_script_args_and_step_inputs():
+    # a measurement script's [MODULE.py] [M,K,N ...]: defaults where it names none
+    path = "generated/glu_silu_bf16_bn128_sm90.py"
+    mod, shapes = bench.script_args(["4096,2048,5632", "8,16,256"], path, [(1, 2, 3)])
+    assert shapes == [(4096, 2048, 5632), (8, 16, 256)] and mod.CHUNK == 128
+    _, shapes = bench.script_args([path], path, [(1, 2, 3)])
+    assert shapes == [(1, 2, 3)]
+    with pytest.raises(bench.BenchError):
+        bench.script_args(["4096x2048"], path, [])
+    x, gate_w, up_w, dy = bench.glu_step_inputs(mod, 8, 16, 256, device="cpu")
+    assert x.shape == (8, 16) and x.requires_grad and x.dtype == mod.DTYPE
+    assert gate_w.shape == up_w.shape == (256, 16) and not gate_w.requires_grad
+    assert dy.shape == (8, 256) and not torch.equal(gate_w, up_w)
+    assert torch.equal(bench.glu_step_inputs(mod, 8, 16, 256, device="cpu")[1], gate_w)  # seeded
+
+
 def test_models_give_their_mlp_shapes():
     assert bench.parse_model("llama-3.1-8b") == (bench.DEFAULT_MODEL_TOKENS, 4096, 14336)
     assert bench.parse_model("Llama-3.1-8B:8192") == (8192, 4096, 14336)

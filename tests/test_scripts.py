@@ -182,12 +182,9 @@ def test_grouped_gemm_tiles_smoke_checks_every_tiling(tmp_path):
 
 def _script_module(name):
     """scripts/<name>.py imported as a module (its functions, no main())."""
-    import importlib.util
+    from codegen.bench import load_module
 
-    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_module(ROOT / "scripts" / f"{name}.py")
 
 
 def test_issue_targets_checks_each_bound_and_never_calls_a_missing_value_met():
