@@ -305,6 +305,10 @@ def measure_steps(steps, prefix, t, rounds, res, floors=None):
     res.update(_medians_and_rounds({key[n]: v for n, v in samples.items()}))
     for name, us in host_us({name: step for name, (step, _) in steps.items()}).items():
         res[f"{prefix}{name}_host_us"] = us
+    # and as a training loop with zero_grad(set_to_none=True) runs it: no .grad to add into
+    none = {name: grads_to_none(step, params) for name, (step, params) in steps.items()}
+    for name, us in host_us(none).items():
+        res[f"{prefix}{name}_host_none_us"] = us
     for name, (step, params) in steps.items():
         res[f"{prefix}{name}_peak_mib"] = peak_mib(step, params)
         for p in params:
@@ -339,11 +343,32 @@ def _fmt_paired(r, a, b):
     return "-" if ratio is None else f"{ratio[0]:.3f} [{ratio[1]:.3f}, {ratio[2]:.3f}]"
 
 
-def peak_mib(step, params):
+def grads_to_none(step, params):
+    """step() with the gradients of ``params`` set to None before it, as an optimizer's
+    zero_grad(set_to_none=True) leaves them: the backward's gradients are then taken as they
+    are, not added into the ones of the step before (one more kernel and node work per leaf;
+    ``measure_steps``'s host µs are taken both ways)."""
+
+    def step_from_none():
+        for p in params:
+            p.grad = None
+        step()
+
+    return step_from_none
+
+
+def peak_mib(step, params, warm=False):
     """MiB allocated at the peak of ``step()`` beyond what was allocated before it, with the
-    gradients of ``params`` freed before and after."""
+    gradients of ``params`` freed before and after.  ``warm``: one step first, so that what a
+    first call allocates and keeps (a library's workspace) is not counted as the step's (v0.37's
+    in-network peak at 11136x3584x14336 read 914.5 MiB on the first call against 913.5 of a
+    warmed step's own blocks: scripts/peak_snapshot.py)."""
     import torch
 
+    if warm:
+        for p in params:
+            p.grad = None
+        step()
     for p in params:
         p.grad = None
     torch.cuda.synchronize()
@@ -479,7 +504,8 @@ def bench_shape(mod, shape, do_compile=True, rounds=ROUNDS, log=print):
     del g, floors
     res["floor_ms"] = 3 * res["floor_gemm_ms"]
     for name, (f, inputs) in calls.items():  # dy held by the caller above; here by no one
-        res[f"{name}_net_peak_mib"] = peak_mib(in_network_step(f, inputs, dy), list(inputs))
+        net = in_network_step(f, inputs, dy)  # a first call here: the release path's first
+        res[f"{name}_net_peak_mib"] = peak_mib(net, list(inputs), warm=True)
     if liger is not None:
         res["liger_fwd_ms"] = t(lambda: liger(x, gate_w, up_w))
     res.update(_backward_parts(mod, x, packed, dy, t))
@@ -727,6 +753,12 @@ def table(results) -> str:
         (
             "host us ours/liger/eager",
             lambda r: "/".join(_fmt(r.get(f"{k}_host_us"), 0) for k in ("ours", "liger", "eager")),
+        ),
+        (  # grads set to None before each step (reports before v0.38: -)
+            "host us, grads None",
+            lambda r: "/".join(
+                _fmt(r.get(f"{k}_host_none_us"), 0) for k in ("ours", "liger", "eager")
+            ),
         ),
         (
             "MLP ms ours/compiled/liger/eager",

@@ -50,6 +50,12 @@ def targets(r):
 
     # issue 8: the GLU step
     check(8, "host µs <= eager's", r.get("ours_host_us"), r.get("eager_host_us"))
+    check(
+        8,
+        "host µs <= eager's, grads None",
+        r.get("ours_host_none_us"),
+        r.get("eager_host_none_us"),
+    )
     check(8, "fwd+bwd x eager <= 0.95", ratio(r, "ours_fwd_bwd_ms", "eager_fwd_bwd_ms"), 0.95)
     x_liger = per_round(r, "ours_fwd_bwd_ms", "liger_fwd_bwd_ms")
     x_floor = ratio(r, "ours_fwd_bwd_ms", "floor_ms")

@@ -397,6 +397,7 @@ def test_floors_are_timed_in_the_rounds_of_the_steps_they_divide(monkeypatch):
     assert res["mlp_floor_gemm_ms"] == 1.0 and res["mlp_ours_fwd_bwd_ms"] == 3.5
     assert "mlp_floor_gemm_host_us" not in res and "mlp_floor_gemm_peak_mib" not in res
     assert res["mlp_ours_host_us"] == 1.0 and res["mlp_eager_peak_mib"] == 2.0
+    assert res["mlp_ours_host_none_us"] == 1.0 and "mlp_floor_gemm_host_none_us" not in res
     assert (
         res["mlp_ours_fwd_bwd_rounds"] == [3.5, 3.5] and res["mlp_floor_gemm_rounds"] == [1.0] * 2
     )
@@ -493,3 +494,43 @@ def test_bench_routing_is_validated(shapes, routings, match, tmp_path):
             main, ["bench", MODULE, "--shape", "64,32,128", "--routing", "ragged"]
         )
         assert result.exit_code == 2 and "--routing" in result.output
+
+
+def test_grads_to_none_clears_every_gradient_before_the_step():
+    from codegen.bench import grads_to_none
+
+    a, b = torch.zeros(2, requires_grad=True), torch.zeros(3, requires_grad=True)
+    a.grad, b.grad = torch.ones(2), torch.ones(3)
+    seen = []
+    grads_to_none(lambda: seen.append((a.grad, b.grad)), [a, b])()
+    assert seen == [(None, None)]
+
+
+def test_peak_mib_warm_leaves_out_what_a_first_call_keeps(monkeypatch):
+    """A step whose first call allocates a workspace it keeps (1 MiB, as a library's) and whose
+    every call peaks at 8 MiB of its own: warm=True reads 8, a first call 9."""
+    from codegen import bench
+
+    mib = 2**20
+    state = {"allocated": 0, "peak": 0, "calls": 0}
+
+    def step():
+        if state["calls"] == 0:
+            state["allocated"] += mib  # kept
+        state["calls"] += 1
+        state["peak"] = max(state["peak"], state["allocated"] + 8 * mib)
+
+    def reset():
+        state["peak"] = state["allocated"]
+
+    cuda = torch.cuda
+    monkeypatch.setattr(cuda, "synchronize", lambda: None)
+    monkeypatch.setattr(cuda, "reset_peak_memory_stats", reset)
+    monkeypatch.setattr(cuda, "memory_allocated", lambda: state["allocated"])
+    monkeypatch.setattr(cuda, "max_memory_allocated", lambda: state["peak"])
+    p = torch.zeros(1, requires_grad=True)
+    p.grad = torch.ones(1)
+    assert bench.peak_mib(step, [p]) == 9.0
+    state.update(allocated=0, peak=0, calls=0)
+    assert bench.peak_mib(step, [p], warm=True) == 8.0 and state["calls"] == 2
+    assert p.grad is None

@@ -204,6 +204,7 @@ def test_issue_targets_checks_each_bound_and_never_calls_a_missing_value_met():
     }
     got = {name: (value, bound, holds) for _, name, value, bound, holds in targets(row)}
     assert got["host µs <= eager's"] == (350.0, 330.0, False)
+    assert got["host µs <= eager's, grads None"] == (None, None, None)  # not in this row
     assert got["fwd+bwd x eager <= 0.95"][2] is True
     # 0.97x Liger's time (in floor units 0.97 * 0.96 / 0.84) is the larger bound here
     value, bound, holds = got["fwd+bwd x floor <= max(0.97 Liger, 1.02 floor)"]
@@ -226,7 +227,8 @@ def test_issue_targets_tallies_a_checked_in_bench(tmp_path):
         timeout=120,
     )
     assert result.returncode == 0, result.stderr[-3000:]
-    assert "met 43, missed 22, not measured 0" in result.stdout  # (perf log v0.37)
+    # (perf log v0.37; a run without host µs for grads set to None has no bound for that check)
+    assert "met 43, missed 22, not measured 0" in result.stdout
 
 
 def test_peak_snapshot_keeps_the_blocks_alive_at_the_peak():
