@@ -412,12 +412,16 @@ METHOD = "interleaved rounds, every other reversed; floors timed in the steps' r
 
 def fused_glu_call(mod, packed, x):
     """(forward, inputs) of glu with ``packed`` [2N, K] held as FusedGLU holds its weight: since
-    v0.26 two Parameters, one tensor's consecutive rows (older modules: the packed tensor)."""
+    v0.26 two Parameters, one tensor's consecutive rows (older modules: the packed tensor);
+    since v0.38 only where the layer is big enough for them (the module's
+    _weight_parts_wanted), else the packed tensor."""
     import torch
 
     rows = packed.detach().clone()
+    N, K = packed.shape[0] // 2, packed.shape[1]
+    wanted = getattr(mod, "_weight_parts_wanted", lambda K, N: True)
     split = (
-        2 * mod._weight_split(packed.shape[0] // 2) if hasattr(mod, "_weight_split") else len(rows)
+        2 * mod._weight_split(N) if hasattr(mod, "_weight_split") and wanted(K, N) else len(rows)
     )
     if split == len(rows):
         return mod.glu, (x, torch.nn.Parameter(rows))

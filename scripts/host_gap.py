@@ -18,11 +18,12 @@ waits without spinning shows wall > CPU).  Then torch.profiler (CPU + CUDA activ
 queued steps of eager, ours and bare: the CUDA runtime / driver calls each step makes (count,
 µs) and the ops with the most self CPU time.
 
-    PYTHONPATH=. python scripts/host_gap.py [MODULE.py] [M,K,N ...]
+    [ROUNDS=9] [PROFILE="eager;ours;bare"] PYTHONPATH=. python scripts/host_gap.py [MODULE.py] [M,K,N ...]
 
 Results: $OUT/host_gap.json (or build/).
 """
 
+import os
 import statistics
 import sys
 import time
@@ -37,12 +38,14 @@ from codegen.bench import (  # noqa: E402
     fused_glu_call,
     glu_step_inputs,
     script_args,
+    with_constants,
     write_results,
 )
 
 MODULE = "generated/glu_silu_bf16_bn128_sm90.py"
 SHAPES = [(16384, 8192, 28672), (11136, 3584, 14336), (4096, 2048, 5632), (2048, 4096, 1408)]
-ROUNDS, BATCH, PROFILED = 9, 20, 20
+ROUNDS = int(os.environ.get("ROUNDS", 9))
+BATCH, PROFILED = 20, 20
 
 
 class Bare(torch.autograd.Function):
@@ -62,6 +65,38 @@ class Bare(torch.autograd.Function):
         return torch.mm(buf, weight), torch.mm(buf.t(), x)
 
 
+class BareParts(torch.autograd.Function):
+    """Bare with FusedGLU's two weight leaves (rows [0, 2 n_w) and the rest of one tensor,
+    ``joined``): one [M, 2N] buffer and two GEMMs (grad_W's rows as the parts' views), or
+    (``split``) our split's host skeleton: two buffers [M, 2 n_w] and [M, 2N - 2 n_w], four
+    GEMM calls (grad_x's second half by addmm_), each buffer freed once used."""
+
+    @staticmethod
+    def forward(ctx, x, weight_a, weight_b, joined, split):
+        M, rows = x.shape[0], joined.shape[0]
+        out = x.new_empty(M, rows // 2)
+        cols = (weight_a.shape[0], weight_b.shape[0]) if split else (rows,)
+        ctx.bufs = [x.new_empty(M, c) for c in cols]
+        ctx.save_for_backward(x, weight_a, weight_b, joined)
+        return out
+
+    @staticmethod
+    def backward(ctx, dy):
+        x, weight_a, weight_b, joined = ctx.saved_tensors
+        bufs, ctx.bufs = ctx.bufs, None
+        if len(bufs) == 1:
+            grad_w = torch.mm(bufs[0].t(), x)
+            rows = weight_a.shape[0]
+            return torch.mm(bufs[0], joined), grad_w[:rows], grad_w[rows:], None, None
+        fa, fb = bufs
+        grad_x, grad_a = torch.mm(fa, weight_a), torch.mm(fa.t(), x)
+        fa.untyped_storage().resize_(0)
+        grad_x.addmm_(fb, weight_b)
+        grad_b = torch.mm(fb.t(), x)
+        fb.untyped_storage().resize_(0)
+        return grad_x, grad_a, grad_b, None, None
+
+
 def steps_for(mod, M, K, N):
     x, gate_w, up_w, dy = glu_step_inputs(mod, M, K, N)
     packed = mod.pack_weight(gate_w, up_w).contiguous()
@@ -74,6 +109,12 @@ def steps_for(mod, M, K, N):
         "ours packed": (mod.glu, (x, w_packed)),
         "bare": (Bare.apply, (x, w_packed)),
     }
+    if len(ours_inputs) == 3:  # FusedGLU's parts: the same without the split, and bare both ways
+        joined = torch.cat([t.detach() for t in ours_inputs[1:]])
+        parts = (x, *ours_inputs[1:], joined)
+        calls["ours, one buffer"] = (with_constants(ours, mod, SPLIT_FACTORS=False), ours_inputs)
+        calls["bare parts"] = (lambda *a: BareParts.apply(*a, False), parts)
+        calls["bare parts, split"] = (lambda *a: BareParts.apply(*a, True), parts)
     steps = {}
     for name, (f, inputs) in calls.items():
         leaves = [t for t in inputs if isinstance(t, torch.Tensor) and t.requires_grad]
@@ -145,7 +186,7 @@ def main():
         for k, (w, c, _) in got.items():
             print(f"  {k:22s} {w:7.1f} / {c:7.1f}")
         row = {"shape": [M, K, N], "host": {k: list(v) for k, v in got.items()}, "profile": {}}
-        for name in ("eager", "ours", "bare"):
+        for name in os.environ.get("PROFILE", "eager;ours;bare").split(";"):
             calls, top = runtime_calls(steps[name])
             row["profile"][name] = {"runtime": calls, "top": top}
             print(f"  --- {name}: CUDA runtime/driver calls per step (count, µs, profiler on)")

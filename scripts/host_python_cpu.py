@@ -211,7 +211,10 @@ def main():
         for _ in range(3000):
             profiled()
         prof.disable()
-        pstats.Stats(prof).sort_stats(os.environ.get("SORT", "tottime")).print_stats(25)
+        stats = pstats.Stats(prof).sort_stats(os.environ.get("SORT", "tottime"))
+        stats.print_stats(25)
+        if os.environ.get("CALLERS"):  # who calls the functions matching it
+            stats.print_callers(os.environ["CALLERS"])
 
 
 if __name__ == "__main__":

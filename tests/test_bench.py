@@ -534,3 +534,26 @@ def test_peak_mib_warm_leaves_out_what_a_first_call_keeps(monkeypatch):
     state.update(allocated=0, peak=0, calls=0)
     assert bench.peak_mib(step, [p], warm=True) == 8.0 and state["calls"] == 2
     assert p.grad is None
+
+
+def test_fused_glu_call_holds_the_weight_as_fused_glu_does():
+    """Two parts where the module gives FusedGLU two (v0.26; since v0.38 only layers of at least
+    PARTS_MIN_WEIGHT), else the packed tensor as one Parameter."""
+    from codegen.bench import fused_glu_call
+
+    calls = []
+    mod = types.SimpleNamespace(
+        glu=lambda x, w: calls.append(w),
+        _weight_split=lambda N: N // 2,
+        _weight_parts_wanted=lambda K, N: K * N >= 64,
+    )
+    x = torch.zeros(3, 8)
+    small, big = torch.randn(8, 4), torch.randn(16, 8)  # [2N, K]: K N = 16, 64
+    f, inputs = fused_glu_call(mod, small, x)
+    assert f is mod.glu and len(inputs) == 2 and torch.equal(inputs[1], small)
+    f, inputs = fused_glu_call(mod, big, x)
+    assert len(inputs) == 3 and [t.shape[0] for t in inputs[1:]] == [8, 8]
+    f(*inputs)
+    assert isinstance(calls[-1], tuple) and torch.equal(torch.cat(calls[-1]), big)
+    del mod._weight_parts_wanted  # a module from before v0.38: parts whatever the size
+    assert len(fused_glu_call(mod, small, x)[1]) == 3
