@@ -360,9 +360,11 @@ def grads_to_none(step, params):
 def peak_mib(step, params, warm=False):
     """MiB allocated at the peak of ``step()`` beyond what was allocated before it, with the
     gradients of ``params`` freed before and after.  ``warm``: one step first, so that what a
-    first call allocates and keeps (a library's workspace) is not counted as the step's (v0.37's
-    in-network peak at 11136x3584x14336 read 914.5 MiB on the first call against 913.5 of a
-    warmed step's own blocks: scripts/peak_snapshot.py)."""
+    first call allocates and keeps (a library's workspace) is not counted as the step's.  (The
+    allocator counts whole blocks: a cached block up to 1 MiB larger than asked for is handed out
+    unsplit, so two steps with the same tensors can read up to ~1 MiB apart; v0.37-v0.38's
+    914.5 vs Liger's 913.5 MiB at 11136x3584x14336 stayed with warm=True, while the allocator's
+    trace, which records the sizes asked for, gives both 913.5: scripts/peak_snapshot.py.)"""
     import torch
 
     if warm:
