@@ -167,7 +167,8 @@ def fsdp2(mod, device, rank, ws):
     class MLP(torch.nn.Module):
         def __init__(self):
             super().__init__()
-            self.glu = mod.FusedGLU(K, N, device=device)
+            # two weight parts (DTensors each) although the layer is small (PARTS_MIN_WEIGHT)
+            self.glu = mod.FusedGLU(K, N, device=device, weight_parts=True)
             self.down_proj = torch.nn.Linear(N, K, bias=False, device=device, dtype=dt)
 
         def forward(self, x):
