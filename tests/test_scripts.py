@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -247,3 +248,29 @@ def test_peak_snapshot_keeps_the_blocks_alive_at_the_peak():
     peak, blocks = peak_blocks(events)
     assert peak == 5.0
     assert blocks == [(3.0, "generated/glu.py:10 _forward"), (2.0, "functional.py:5 linear")]
+
+
+def test_host_gap_skeletons_make_the_gradients_they_stand_for(monkeypatch):
+    """host_gap's bare Functions: our step's allocations and GEMM calls without Triton.  Their
+    buffers are uninitialised (only the host's work is theirs), so the check is on what they
+    call and return: two GEMMs for one buffer, four (addmm_ for grad_x's second half) and both
+    buffers freed for the split; the gradients' shapes are the leaves'."""
+    host_gap = _script_module("host_gap")
+    calls = []
+    mm, addmm_ = torch.mm, torch.Tensor.addmm_
+    monkeypatch.setattr(torch, "mm", lambda a, b: calls.append("mm") or mm(a, b))
+    monkeypatch.setattr(
+        torch.Tensor, "addmm_", lambda t, a, b: calls.append("addmm_") or addmm_(t, a, b)
+    )
+    x = torch.randn(5, 8, requires_grad=True)
+    w = torch.randn(12, 8, requires_grad=True)  # [2N, K], N = 6
+    host_gap.Bare.apply(x, w).backward(torch.ones(5, 6))
+    assert calls == ["mm", "mm"] and x.grad.shape == x.shape and w.grad.shape == w.shape
+    joined = torch.randn(12, 8)
+    a, b = (joined[:4].clone().requires_grad_(), joined[4:].clone().requires_grad_())
+    for split, want in ((False, ["mm", "mm"]), (True, ["mm", "mm", "addmm_", "mm"])):
+        calls.clear()
+        x.grad = a.grad = b.grad = None
+        host_gap.BareParts.apply(x, a, b, joined, split).backward(torch.ones(5, 6))
+        assert calls == want, split
+        assert (x.grad.shape, a.grad.shape, b.grad.shape) == (x.shape, a.shape, b.shape)
