@@ -9,7 +9,10 @@ autograd.Function that allocates the same buffers and returns preallocated gradi
 With --two-nodes every step takes the big-step path (glu's backward as two autograd nodes,
 LOW_PEAK_MIN_FLOP = 0); with --split also split factor buffers (SPLIT_MIN_SAVING < 0,
 SPLIT_MAX_OVER_FLOOR = inf).  With --parts each module also steps with its weight in FusedGLU's
-two parts (v0.26: glu(x, (weight_a, weight_b)), one tensor's rows; N of two forward tiles).
+two parts (v0.26: glu(x, (weight_a, weight_b)), one tensor's rows; N of two forward tiles; since
+v0.38 FusedGLU holds them only from PARTS_MIN_WEIGHT elements on, a layer far bigger than these
+tiny tensors: this is that layout's Python at a tiny size).  SORT=cumulative (cProfile's order)
+and CALLERS=<name> (who calls the functions matching it) shape --profile's report.
 With --network dy is made by a next node's backward (a fresh tensor, as in a network and
 the bench's in-network step) instead of being the caller's; --keep-dy adds each module again
 with RELEASE_DY off (v0.35: one node frees such a dy itself).  With --launch-path the module's own _launch runs too (key lookup, the direct launcher's argument
