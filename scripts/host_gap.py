@@ -3,11 +3,12 @@
 v0.37's bench read ours - eager = +15 µs (4096x2048x5632), +75 (11136x3584x14336) and +258
 (16384x8192x28672) of host time per queued step, while the CPU harness
 (scripts/host_python_cpu.py) prices our Python at ~60 µs over a bare autograd.Function and
-eager's real launches outnumber ours (7 vs 4).  Per shape, in interleaved rounds (the bench's
+eager issues more launches than we do (11 vs 4-6).  Per shape, in interleaved rounds (the bench's
 batches of 20 queued steps, every other round reversed, medians), host µs per step of:
 
 - eager: the bench's eager step (one F.linear over [up; gate], chunk, act * mul);
-- ours: the bench's call (FusedGLU's two weight parts where the module splits them);
+- ours: the bench's call, the weight as FusedGLU holds it (two parts; since v0.38 only for layers
+  from PARTS_MIN_WEIGHT on);
 - ours packed: glu(x, packed) with one [2N, K] leaf;
 - bare: an autograd.Function with our step's allocations and backward GEMMs, no Triton;
 
@@ -15,7 +16,7 @@ each with gradients accumulated into .grad (the bench's way: one add per leaf) a
 set to None before every step (zero_grad's way), as wall µs and as the process's CPU µs
 (time.process_time: all threads, so the autograd engine's device thread counts; a host that
 waits without spinning shows wall > CPU).  Then torch.profiler (CPU + CUDA activities) over
-queued steps of eager, ours and bare: the CUDA runtime / driver calls each step makes (count,
+queued steps of eager, ours and bare (PROFILE: others): the CUDA runtime / driver calls each step makes (count,
 µs) and the ops with the most self CPU time.
 
     [ROUNDS=9] [PROFILE="eager;ours;bare"] PYTHONPATH=. python scripts/host_gap.py [MODULE.py] [M,K,N ...]
@@ -37,6 +38,7 @@ from codegen.bench import (  # noqa: E402
     _round_order,
     fused_glu_call,
     glu_step_inputs,
+    grads_to_none,
     script_args,
     with_constants,
     write_results,
@@ -98,6 +100,7 @@ class BareParts(torch.autograd.Function):
 
 
 def steps_for(mod, M, K, N):
+    """{path: a step} for the paths above, each also with its leaves' gradients set to None."""
     x, gate_w, up_w, dy = glu_step_inputs(mod, M, K, N)
     packed = mod.pack_weight(gate_w, up_w).contiguous()
     w_cat = torch.cat([up_w, gate_w]).contiguous().requires_grad_()
@@ -122,13 +125,8 @@ def steps_for(mod, M, K, N):
         def accumulate(f=f, inputs=inputs):
             f(*inputs).backward(dy)
 
-        def to_none(f=f, inputs=inputs, leaves=leaves):
-            for t in leaves:
-                t.grad = None
-            f(*inputs).backward(dy)
-
         steps[name] = accumulate
-        steps[f"{name}, grad None"] = to_none
+        steps[f"{name}, grad None"] = grads_to_none(accumulate, leaves)
     return steps
 
 
