@@ -368,9 +368,7 @@ def peak_mib(step, params, warm=False):
     import torch
 
     if warm:
-        for p in params:
-            p.grad = None
-        step()
+        grads_to_none(step, params)()
     for p in params:
         p.grad = None
     torch.cuda.synchronize()
@@ -510,7 +508,7 @@ def bench_shape(mod, shape, do_compile=True, rounds=ROUNDS, log=print):
     del g, floors
     res["floor_ms"] = 3 * res["floor_gemm_ms"]
     for name, (f, inputs) in calls.items():  # dy held by the caller above; here by no one
-        net = in_network_step(f, inputs, dy)  # a first call here: the release path's first
+        net = in_network_step(f, inputs, dy)  # warmed: the steady state's peak, not a first call's
         res[f"{name}_net_peak_mib"] = peak_mib(net, list(inputs), warm=True)
     if liger is not None:
         res["liger_fwd_ms"] = t(lambda: liger(x, gate_w, up_w))
