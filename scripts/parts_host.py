@@ -1,5 +1,7 @@
 """Where FusedGLU's two-part weight costs host time (GPU): glu(x, packed) against glu(x, (weight_a,
-weight_b)) (one tensor's rows, as FusedGLU holds them) at host-bound shapes.
+weight_b)) (one tensor's rows, as FusedGLU holds them) at host-bound shapes.  The parts are
+forced at every size (PARTS_MIN_WEIGHT = 0): since v0.38 FusedGLU holds one packed Parameter
+below it, and this script prices what the parts would cost there.
 
 v0.26 and v0.27's ab_split runs measured the parts' step 100-200 µs of host time above the packed
 weight's at small shapes (2048x1024x4096: 260 vs 464 µs, wall 0.289 vs 0.470 ms) where the CPU
@@ -25,6 +27,7 @@ from codegen.bench import (  # noqa: E402
     _interleaved,
     fused_glu_call,
     host_us,
+    module_constants,
     script_args,
     write_results,
 )
@@ -58,7 +61,8 @@ def main():
         x = torch.randn(M, K, device="cuda", dtype=mod.DTYPE, requires_grad=True)
         w = (torch.randn(2 * N, K, device="cuda") / K**0.5).to(mod.DTYPE).requires_grad_()
         dy = torch.randn(M, N, device="cuda", dtype=mod.DTYPE)
-        glu_parts, (_, *parts) = fused_glu_call(mod, w, x)
+        with module_constants(mod, PARTS_MIN_WEIGHT=0):  # the two parts at any size (v0.38)
+            glu_parts, (_, *parts) = fused_glu_call(mod, w, x)
         real_join = mod._joined
         fast_join = memoised_join(mod)
 
