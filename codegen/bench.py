@@ -410,18 +410,22 @@ ROUNDS = 4
 METHOD = "interleaved rounds, every other reversed; floors timed in the steps' rounds (v0.18)"
 
 
-def fused_glu_call(mod, packed, x):
+def fused_glu_call(mod, packed, x, parts=None):
     """(forward, inputs) of glu with ``packed`` [2N, K] held as FusedGLU holds its weight: since
     v0.26 two Parameters, one tensor's consecutive rows (older modules: the packed tensor);
     since v0.38 only where the layer is big enough for them (the module's
-    _weight_parts_wanted), else the packed tensor."""
+    _weight_parts_wanted), else the packed tensor.  ``parts=True``: the two parts whatever the
+    layer's size, as FusedGLU(..., weight_parts=True) holds them (where the module has parts
+    and N spans more than one forward tile)."""
     import torch
 
     rows = packed.detach().clone()
     N, K = packed.shape[0] // 2, packed.shape[1]
     wanted = getattr(mod, "_weight_parts_wanted", lambda K, N: True)
     split = (
-        2 * mod._weight_split(N) if hasattr(mod, "_weight_split") and wanted(K, N) else len(rows)
+        2 * mod._weight_split(N)
+        if hasattr(mod, "_weight_split") and (parts or wanted(K, N))
+        else len(rows)
     )
     if split == len(rows):
         return mod.glu, (x, torch.nn.Parameter(rows))

@@ -9,7 +9,8 @@ nodes with one buffer (LOW_PEAK_MIN_FLOP = 0, SPLIT_FACTORS = False), the low-pe
 step gets it (LOW_PEAK_MIN_FLOP = 0: two nodes, split where it saves); since v0.26 the weight in
 two parts as FusedGLU holds it (glu(x, (weight_a, weight_b)): "parts", one tensor's rows, and
 "parts_apart", two allocations: the kernels then read two weights; "parts_low_peak": the parts
-under the low-peak rule, "parts_split_any": split wherever it saves anything, v0.27), beside Liger's SwiGLU
+under the low-peak rule, "parts_split_any": split wherever it saves anything, v0.27; the parts at any size, also below
+PARTS_MIN_WEIGHT, where FusedGLU holds one Parameter since v0.38), beside Liger's SwiGLU
 (F.linear x2 + LigerSiLUMulFunction) and eager PyTorch: fwd+bwd ms (same rounds, every other
 round reversed, medians of 6), host µs per step (codegen.bench.host_us, interleaved), and
 peaks: in a network (dy made by the next node, as codegen.bench.in_network_step) and with dy
@@ -70,7 +71,7 @@ def main():
         if liger is not None:
             calls["liger"] = (liger, (x, gl, ul))
         if hasattr(mod, "_weight_split"):  # v0.26: the weight in two parts, as FusedGLU's
-            glu_parts, (_, *parts) = fused_glu_call(mod, w, x)
+            glu_parts, (_, *parts) = fused_glu_call(mod, w, x, parts=True)
             apart = [torch.nn.Parameter(p.detach().clone()) for p in parts]
             calls["parts"] = (glu_parts, (x, *parts))
             calls["parts_low_peak"] = (

@@ -1,6 +1,6 @@
 """Where FusedGLU's two-part weight costs host time (GPU): glu(x, packed) against glu(x, (weight_a,
 weight_b)) (one tensor's rows, as FusedGLU holds them) at host-bound shapes.  The parts are
-forced at every size (PARTS_MIN_WEIGHT = 0): since v0.38 FusedGLU holds one packed Parameter
+forced at every size (fused_glu_call(..., parts=True)): since v0.38 FusedGLU holds one packed Parameter
 below it, and this script prices what the parts would cost there.
 
 v0.26 and v0.27's ab_split runs measured the parts' step 100-200 µs of host time above the packed
@@ -27,7 +27,6 @@ from codegen.bench import (  # noqa: E402
     _interleaved,
     fused_glu_call,
     host_us,
-    module_constants,
     script_args,
     write_results,
 )
@@ -61,8 +60,7 @@ def main():
         x = torch.randn(M, K, device="cuda", dtype=mod.DTYPE, requires_grad=True)
         w = (torch.randn(2 * N, K, device="cuda") / K**0.5).to(mod.DTYPE).requires_grad_()
         dy = torch.randn(M, N, device="cuda", dtype=mod.DTYPE)
-        with module_constants(mod, PARTS_MIN_WEIGHT=0):  # the two parts at any size (v0.38)
-            glu_parts, (_, *parts) = fused_glu_call(mod, w, x)
+        glu_parts, (_, *parts) = fused_glu_call(mod, w, x, parts=True)  # at any size (v0.38)
         real_join = mod._joined
         fast_join = memoised_join(mod)
 

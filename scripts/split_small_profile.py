@@ -56,7 +56,7 @@ def main():
     for M, K, N in shapes:
         x, gate_w, up_w, dy = glu_step_inputs(mod, M, K, N)
         w = mod.pack_weight(gate_w, up_w)
-        glu_parts, (_, *parts) = fused_glu_call(mod, w, x)
+        glu_parts, (_, *parts) = fused_glu_call(mod, w, x, parts=True)
 
         def step(fn):
             def run():

@@ -555,5 +555,9 @@ def test_fused_glu_call_holds_the_weight_as_fused_glu_does():
     assert len(inputs) == 3 and [t.shape[0] for t in inputs[1:]] == [8, 8]
     f(*inputs)
     assert isinstance(calls[-1], tuple) and torch.equal(torch.cat(calls[-1]), big)
+    f, inputs = fused_glu_call(mod, small, x, parts=True)  # the parts below the rule's size
+    assert len(inputs) == 3 and [t.shape[0] for t in inputs[1:]] == [4, 4]
+    f(*inputs)
+    assert isinstance(calls[-1], tuple) and torch.equal(torch.cat(calls[-1]), small)
     del mod._weight_parts_wanted  # a module from before v0.38: parts whatever the size
     assert len(fused_glu_call(mod, small, x)[1]) == 3
