@@ -364,13 +364,20 @@ def peak_mib(step, params, warm=False):
     allocator counts whole blocks: a cached block up to 1 MiB larger than asked for is handed out
     unsplit, so two steps with the same tensors can read up to ~1 MiB apart; v0.37-v0.38's
     914.5 vs Liger's 913.5 MiB at 11136x3584x14336 stayed with warm=True, while the allocator's
-    trace, which records the sizes asked for, gives both 913.5: scripts/peak_snapshot.py.)"""
+    trace, which records the sizes asked for, gives both 913.5: scripts/peak_snapshot.py.)
+    Garbage in reference cycles (an earlier shape's graph, closures) is collected before the
+    reading: freed by the cyclic collector inside the step, it would lower the allocation under
+    the base and hide the step's own peak (v0.40: ab_split's first "dy held" reading of its
+    second shape was 0.0 MiB)."""
+    import gc
+
     import torch
 
     if warm:
         grads_to_none(step, params)()
     for p in params:
         p.grad = None
+    gc.collect()
     torch.cuda.synchronize()
     torch.cuda.reset_peak_memory_stats()
     base = torch.cuda.memory_allocated()

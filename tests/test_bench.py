@@ -536,6 +536,39 @@ def test_peak_mib_warm_leaves_out_what_a_first_call_keeps(monkeypatch):
     assert p.grad is None
 
 
+def test_peak_mib_collects_garbage_before_its_base(monkeypatch):
+    """Memory held only by a reference cycle is freed before the base is read, not inside the
+    step: a step that peaks at 8 MiB of its own reads 8, even when 16 MiB of garbage would be
+    collected while it runs (v0.40: such a reading was 0.0)."""
+    import gc
+
+    from codegen import bench
+
+    mib = 2**20
+    state = {"allocated": 16 * mib, "peak": 16 * mib, "garbage": True}
+
+    def collect(*_):
+        if state["garbage"]:
+            state["garbage"] = False
+            state["allocated"] -= 16 * mib
+        return 0
+
+    def step():
+        collect()  # what the cyclic collector would do mid-step, were the garbage still there
+        state["peak"] = max(state["peak"], state["allocated"] + 8 * mib)
+
+    def reset():
+        state["peak"] = state["allocated"]
+
+    cuda = torch.cuda
+    monkeypatch.setattr(gc, "collect", collect)
+    monkeypatch.setattr(cuda, "synchronize", lambda: None)
+    monkeypatch.setattr(cuda, "reset_peak_memory_stats", reset)
+    monkeypatch.setattr(cuda, "memory_allocated", lambda: state["allocated"])
+    monkeypatch.setattr(cuda, "max_memory_allocated", lambda: state["peak"])
+    assert bench.peak_mib(step, []) == 8.0 and not state["garbage"]
+
+
 def test_fused_glu_call_holds_the_weight_as_fused_glu_does():
     """Two parts where the module gives FusedGLU two (v0.26; since v0.38 only layers of at least
     PARTS_MIN_WEIGHT), else the packed tensor as one Parameter."""
