@@ -368,7 +368,7 @@ def peak_mib(step, params, warm=False):
     Garbage in reference cycles (an earlier shape's graph, closures) is collected before the
     reading: freed by the cyclic collector inside the step, it would lower the allocation under
     the base and hide the step's own peak (v0.40: ab_split's first "dy held" reading of its
-    second shape was 0.0 MiB)."""
+    second shape was 0.0 MiB, most likely so)."""
     import gc
 
     import torch
