@@ -506,19 +506,11 @@ def test_grads_to_none_clears_every_gradient_before_the_step():
     assert seen == [(None, None)]
 
 
-def test_peak_mib_warm_leaves_out_what_a_first_call_keeps(monkeypatch):
-    """A step whose first call allocates a workspace it keeps (1 MiB, as a library's) and whose
-    every call peaks at 8 MiB of its own: warm=True reads 8, a first call 9."""
-    from codegen import bench
-
-    mib = 2**20
-    state = {"allocated": 0, "peak": 0, "calls": 0}
-
-    def step():
-        if state["calls"] == 0:
-            state["allocated"] += mib  # kept
-        state["calls"] += 1
-        state["peak"] = max(state["peak"], state["allocated"] + 8 * mib)
+@pytest.fixture
+def fake_cuda_memory(monkeypatch):
+    """torch.cuda's memory counters as a dict that a test's step changes: "allocated" (bytes
+    allocated now) and "peak" (since the last reset_peak_memory_stats); synchronize does nothing."""
+    state = {"allocated": 0, "peak": 0}
 
     def reset():
         state["peak"] = state["allocated"]
@@ -528,6 +520,24 @@ def test_peak_mib_warm_leaves_out_what_a_first_call_keeps(monkeypatch):
     monkeypatch.setattr(cuda, "reset_peak_memory_stats", reset)
     monkeypatch.setattr(cuda, "memory_allocated", lambda: state["allocated"])
     monkeypatch.setattr(cuda, "max_memory_allocated", lambda: state["peak"])
+    return state
+
+
+def test_peak_mib_warm_leaves_out_what_a_first_call_keeps(fake_cuda_memory):
+    """A step whose first call allocates a workspace it keeps (1 MiB, as a library's) and whose
+    every call peaks at 8 MiB of its own: warm=True reads 8, a first call 9."""
+    from codegen import bench
+
+    mib = 2**20
+    state = fake_cuda_memory
+    state["calls"] = 0
+
+    def step():
+        if state["calls"] == 0:
+            state["allocated"] += mib  # kept
+        state["calls"] += 1
+        state["peak"] = max(state["peak"], state["allocated"] + 8 * mib)
+
     p = torch.zeros(1, requires_grad=True)
     p.grad = torch.ones(1)
     assert bench.peak_mib(step, [p]) == 9.0
@@ -536,7 +546,7 @@ def test_peak_mib_warm_leaves_out_what_a_first_call_keeps(monkeypatch):
     assert p.grad is None
 
 
-def test_peak_mib_collects_garbage_before_its_base(monkeypatch):
+def test_peak_mib_collects_garbage_before_its_base(monkeypatch, fake_cuda_memory):
     """Memory held only by a reference cycle is freed before the base is read, not inside the
     step: a step that peaks at 8 MiB of its own reads 8, even when 16 MiB of garbage would be
     collected while it runs (v0.40: such a reading was 0.0)."""
@@ -545,7 +555,8 @@ def test_peak_mib_collects_garbage_before_its_base(monkeypatch):
     from codegen import bench
 
     mib = 2**20
-    state = {"allocated": 16 * mib, "peak": 16 * mib, "garbage": True}
+    state = fake_cuda_memory
+    state.update(allocated=16 * mib, peak=16 * mib, garbage=True)
 
     def collect(*_):
         if state["garbage"]:
@@ -557,15 +568,7 @@ def test_peak_mib_collects_garbage_before_its_base(monkeypatch):
         collect()  # what the cyclic collector would do mid-step, were the garbage still there
         state["peak"] = max(state["peak"], state["allocated"] + 8 * mib)
 
-    def reset():
-        state["peak"] = state["allocated"]
-
-    cuda = torch.cuda
     monkeypatch.setattr(gc, "collect", collect)
-    monkeypatch.setattr(cuda, "synchronize", lambda: None)
-    monkeypatch.setattr(cuda, "reset_peak_memory_stats", reset)
-    monkeypatch.setattr(cuda, "memory_allocated", lambda: state["allocated"])
-    monkeypatch.setattr(cuda, "max_memory_allocated", lambda: state["peak"])
     assert bench.peak_mib(step, []) == 8.0 and not state["garbage"]
 
 
