@@ -32,6 +32,74 @@ def _arch_defaults_help(field: str, index: int | None = None) -> str:
     return ", ".join(f"{a.value}: {value(info)}" for a, info in ARCHS.items())
 
 
+# The tiling options: each one an int whose default (None) is the arch table's entry
+# (`--help` shows every arch's); (option, the table's field and index in it, help).
+_TILING_OPTIONS = (
+    ("--bm", "bm", None, "Rows of x per tile (power of two, 16..256)."),
+    ("--bk", "bk", None, "K step of the main loop (power of two, 16..256)."),
+    ("--num-warps", "num_warps", None, "Warps per program."),
+    ("--num-stages", "num_stages", None, "Software-pipelining depth of the main loop."),
+    ("--group-m", "group_m", None, "Row tiles grouped per weight tile (L2 reuse)."),
+    (
+        "--dgrad-bm",
+        "dgrad",
+        0,
+        "MLP backward: rows per tile of the dgrad GEMM dY @ W_down (power of two).",
+    ),
+    (
+        "--dgrad-bn",
+        "dgrad",
+        1,
+        "MLP backward: hidden units per dgrad tile (a power of two dividing --bn).",
+    ),
+    ("--dgrad-bk", "dgrad", 2, "MLP backward: K step of the dgrad GEMM (power of two)."),
+    ("--dgrad-warps", "dgrad", 3, "MLP backward: warps per dgrad program."),
+    ("--dgrad-stages", "dgrad", 4, "MLP backward: pipelining depth of the dgrad GEMM."),
+)
+_GMM_OPTIONS = (
+    (
+        "--gmm-bm",
+        "grouped_gemm",
+        0,
+        "--grouped: rows per tile of the module's own grouped GEMMs (run where "
+        "torch._grouped_mm has no fast path; power of two).",
+    ),
+    (
+        "--gmm-bn",
+        "grouped_gemm",
+        1,
+        "--grouped: columns per tile of the own grouped GEMMs (power of two).",
+    ),
+    (
+        "--gmm-bk",
+        "grouped_gemm",
+        2,
+        "--grouped: reduction step of the own grouped GEMMs (power of two).",
+    ),
+    ("--gmm-warps", "grouped_gemm", 3, "--grouped: warps per program of the own grouped GEMMs."),
+    (
+        "--gmm-stages",
+        "grouped_gemm",
+        4,
+        "--grouped: pipelining depth of the own grouped GEMMs.",
+    ),
+)
+# a default that the table alone does not say
+_DEFAULT_NOTES = {"--dgrad-bn": " (at most --bn)"}
+
+
+def _tiling_options(table):
+    """Click options from a table of _TILING_OPTIONS' form, in the table's order."""
+
+    def apply(f):
+        for flag, field, index, help_text in reversed(table):
+            shown = _arch_defaults_help(field, index) + _DEFAULT_NOTES.get(flag, "")
+            f = click.option(flag, type=int, default=None, show_default=shown, help=help_text)(f)
+        return f
+
+    return apply
+
+
 def _existing_identity(path: Path) -> str | None:
     """The variant a generated file holds: the options of its "Regenerate with" line, which
     name every spec field that is not an arch-table default (so a changed table default does
@@ -116,76 +184,7 @@ def _collisions(out_dir: Path, specs: list[Spec]) -> list[str]:
     show_default=True,
     help="Target GPU architecture (sm80: pointer loads; sm90/sm100: TMA, persistent).",
 )
-@click.option(
-    "--bm",
-    type=int,
-    default=None,
-    show_default=_arch_defaults_help("bm"),
-    help="Rows of x per tile (power of two, 16..256).",
-)
-@click.option(
-    "--bk",
-    type=int,
-    default=None,
-    show_default=_arch_defaults_help("bk"),
-    help="K step of the main loop (power of two, 16..256).",
-)
-@click.option(
-    "--num-warps",
-    type=int,
-    default=None,
-    show_default=_arch_defaults_help("num_warps"),
-    help="Warps per program.",
-)
-@click.option(
-    "--num-stages",
-    type=int,
-    default=None,
-    show_default=_arch_defaults_help("num_stages"),
-    help="Software-pipelining depth of the main loop.",
-)
-@click.option(
-    "--group-m",
-    type=int,
-    default=None,
-    show_default=_arch_defaults_help("group_m"),
-    help="Row tiles grouped per weight tile (L2 reuse).",
-)
-@click.option(
-    "--dgrad-bm",
-    type=int,
-    default=None,
-    show_default=_arch_defaults_help("dgrad", 0),
-    help="MLP backward: rows per tile of the dgrad GEMM dY @ W_down (power of two).",
-)
-@click.option(
-    "--dgrad-bn",
-    type=int,
-    default=None,
-    show_default=_arch_defaults_help("dgrad", 1) + " (at most --bn)",
-    help="MLP backward: hidden units per dgrad tile (a power of two dividing --bn).",
-)
-@click.option(
-    "--dgrad-bk",
-    type=int,
-    default=None,
-    show_default=_arch_defaults_help("dgrad", 2),
-    help="MLP backward: K step of the dgrad GEMM (power of two).",
-)
-@click.option(
-    "--dgrad-warps",
-    type=int,
-    default=None,
-    show_default=_arch_defaults_help("dgrad", 3),
-    help="MLP backward: warps per dgrad program.",
-)
-@click.option(
-    "--dgrad-stages",
-    type=int,
-    default=None,
-    show_default=_arch_defaults_help("dgrad", 4),
-    help="MLP backward: pipelining depth of the dgrad GEMM.",
-)
+@_tiling_options(_TILING_OPTIONS)
 @click.option(
     "--alpha",
     type=float,
@@ -215,41 +214,7 @@ def _collisions(out_dir: Path, specs: list[Spec]) -> list[str]:
     help="Also generate grouped_glu / grouped_linear / FusedGroupedGLU / FusedExperts for "
     "mixture-of-experts layers.",
 )
-@click.option(
-    "--gmm-bm",
-    type=int,
-    default=None,
-    show_default=_arch_defaults_help("grouped_gemm", 0),
-    help="--grouped: rows per tile of the module's own grouped GEMMs (run where torch._grouped_mm has no fast path; power of two).",
-)
-@click.option(
-    "--gmm-bn",
-    type=int,
-    default=None,
-    show_default=_arch_defaults_help("grouped_gemm", 1),
-    help="--grouped: columns per tile of the own grouped GEMMs (power of two).",
-)
-@click.option(
-    "--gmm-bk",
-    type=int,
-    default=None,
-    show_default=_arch_defaults_help("grouped_gemm", 2),
-    help="--grouped: reduction step of the own grouped GEMMs (power of two).",
-)
-@click.option(
-    "--gmm-warps",
-    type=int,
-    default=None,
-    show_default=_arch_defaults_help("grouped_gemm", 3),
-    help="--grouped: warps per program of the own grouped GEMMs.",
-)
-@click.option(
-    "--gmm-stages",
-    type=int,
-    default=None,
-    show_default=_arch_defaults_help("grouped_gemm", 4),
-    help="--grouped: pipelining depth of the own grouped GEMMs.",
-)
+@_tiling_options(_GMM_OPTIONS)
 @click.option(
     "-o",
     "--out",
