@@ -131,21 +131,19 @@ def mlp_tensor_parallel(mod, device, rank, ws):
     }
 
 
-def mlp_fsdp2(mod, device, rank, ws):
-    from torch.distributed.device_mesh import init_device_mesh
+def _fsdp2_step(model, reference, shard, mesh, shape, device, dt, rank, ws):
+    """One training step of ``model`` under FSDP2 (``shard``'s modules fully_shard-ed, inner
+    first) on this rank's batch, against ``reference`` (same parameters, unsharded) stepped in
+    this one process on all ranks' batches (FSDP averages gradients over ranks): the relative
+    errors of the loss and of every parameter's gradient."""
     from torch.distributed.fsdp import fully_shard
 
-    K, N, M = 64, 2 * mod.CHUNK, 16
-    dt = mod.DTYPE
-    torch.manual_seed(3)
-    reference = mod.FusedMLP(K, N, device=device)
-    model = mod.FusedMLP(K, N, device=device)
-    model.load_state_dict(reference.state_dict())
-    xs = [torch.randn(M, K).to(device, dt) for _ in range(ws)]
-    dys = [torch.randn(M, K).to(device, dt) for _ in range(ws)]
+    xs = [torch.randn(shape).to(device, dt) for _ in range(ws)]
+    dys = [torch.randn(shape).to(device, dt) for _ in range(ws)]
     ref_loss = sum((reference(x).float() * dy.float()).sum() for x, dy in zip(xs, dys)) / ws
     ref_loss.backward()
-    fully_shard(model, mesh=init_device_mesh(device.type, (ws,)))
+    for module in shard:
+        fully_shard(module, mesh=mesh)
     loss = (model(xs[rank]).float() * dys[rank].float()).sum()
     loss.backward()
     loss = loss.detach().clone()
@@ -157,9 +155,21 @@ def mlp_fsdp2(mod, device, rank, ws):
     return errs
 
 
+def mlp_fsdp2(mod, device, rank, ws):
+    from torch.distributed.device_mesh import init_device_mesh
+
+    K, N, M = 64, 2 * mod.CHUNK, 16
+    dt = mod.DTYPE
+    torch.manual_seed(3)
+    reference = mod.FusedMLP(K, N, device=device)
+    model = mod.FusedMLP(K, N, device=device)
+    model.load_state_dict(reference.state_dict())
+    mesh = init_device_mesh(device.type, (ws,))
+    return _fsdp2_step(model, reference, [model], mesh, (M, K), device, dt, rank, ws)
+
+
 def fsdp2(mod, device, rank, ws):
     from torch.distributed.device_mesh import init_device_mesh
-    from torch.distributed.fsdp import fully_shard
 
     K, N, M = 64, 2 * mod.CHUNK, 16
     dt = mod.DTYPE
@@ -178,24 +188,8 @@ def fsdp2(mod, device, rank, ws):
     reference = MLP()
     model = MLP()
     model.load_state_dict(reference.state_dict())
-    xs = [torch.randn(M, K).to(device, dt) for _ in range(ws)]
-    dys = [torch.randn(M, K).to(device, dt) for _ in range(ws)]
-
-    # one process, all ranks' batches; FSDP averages gradients over ranks
-    ref_loss = sum((reference(x).float() * dy.float()).sum() for x, dy in zip(xs, dys)) / ws
-    ref_loss.backward()
-
     mesh = init_device_mesh(device.type, (ws,))
-    fully_shard(model.glu, mesh=mesh)
-    fully_shard(model, mesh=mesh)
-    loss = (model(xs[rank]).float() * dys[rank].float()).sum()
-    loss.backward()
-    loss = loss.detach().clone()
-    dist.all_reduce(loss)
-    loss /= ws
-    errs = {"loss": abs(loss.item() - ref_loss.item()) / abs(ref_loss.item())}
-    for (name, p), (_, q) in zip(model.named_parameters(), reference.named_parameters()):
-        errs[f"grad {name}"] = rel_err(p.grad.full_tensor(), q.grad)
+    errs = _fsdp2_step(model, reference, [model.glu, model], mesh, (M, K), device, dt, rank, ws)
     # the sharded FusedGLU's state_dict: the packed weight (FusedGLU's two Parameters joined,
     # as DTensors), equal to the unsharded module's, and it loads back
     state = model.glu.state_dict()
