@@ -5,7 +5,8 @@ whether it holds.  No GPU needed: it reads what the bench wrote.
     python scripts/issue_targets.py BENCH.json [BENCH.json ...]
 
 Ratios to Liger are the medians of the per-round ratios (the bench's interleaved rounds), as the
-bench's "ours/liger per round" column; the rest are the bench's medians.  A target whose inputs a
+bench's "ours/liger per round" column; the rest are the bench's medians.  Lines in parentheses
+are not targets: the per-round ratios' median [min, max], to Liger and to eager.  A target whose inputs a
 row lacks (no Liger, --no-compile) is reported as not measured, never as met.
 """
 
@@ -21,13 +22,15 @@ BASELINE = {tuple(s) for s in DEFAULT_SHAPES[:4]}  # the four baseline shapes (i
 SMALL = {(4096, 2048, 5632), (2048, 4096, 1408)}  # issue 8's small bench shapes
 
 
-def per_round(r, a, b):
+def per_round(r, a, b, spread=False):
     """Median over the bench's rounds of a / b (``x_ms``: its rounds are ``x_rounds``; None if
-    not measured)."""
+    not measured); ``spread``: (median, min, max) of the rounds' ratios."""
     xs, ys = r.get(a.replace("_ms", "_rounds")), r.get(b.replace("_ms", "_rounds"))
     if not xs or not ys:
         return None
-    return statistics.median(x / y for x, y in zip(xs, ys))
+    ratios = [x / y for x, y in zip(xs, ys)]
+    median = statistics.median(ratios)
+    return (median, min(ratios), max(ratios)) if spread else median
 
 
 def ratio(r, a, b):
@@ -57,7 +60,10 @@ def targets(r):
         r.get("eager_host_none_us"),
     )
     check(8, "fwd+bwd x eager <= 0.95", ratio(r, "ours_fwd_bwd_ms", "eager_fwd_bwd_ms"), 0.95)
-    x_liger = per_round(r, "ours_fwd_bwd_ms", "liger_fwd_bwd_ms")
+    # how far the rounds agree (a host-bound step moves with the host: perf log v0.41)
+    x_eager = per_round(r, "ours_fwd_bwd_ms", "eager_fwd_bwd_ms", spread=True)
+    out.append((8, "  (fwd+bwd x eager, per round)", x_eager, None, None))
+    x_liger = per_round(r, "ours_fwd_bwd_ms", "liger_fwd_bwd_ms", spread=True)
     x_floor = ratio(r, "ours_fwd_bwd_ms", "floor_ms")
     # <= 0.97x Liger or <= 1.02x the floor, whichever is larger: in floor units
     liger_x_floor = ratio(r, "liger_fwd_bwd_ms", "floor_ms")
@@ -108,6 +114,8 @@ def targets(r):
 def _fmt(v):
     if v is None:
         return "-"
+    if isinstance(v, tuple):  # an informative line's (median, min, max) over the rounds
+        return f"{v[0]:.3f} [{v[1]:.3f}, {v[2]:.3f}]"
     return f"{v:.3f}" if abs(v) < 100 else f"{v:.0f}"
 
 

@@ -198,6 +198,7 @@ def test_issue_targets_checks_each_bound_and_never_calls_a_missing_value_met():
         "liger_fwd_bwd_ms": 0.96,
         "ours_fwd_bwd_rounds": [0.92, 0.94],
         "liger_fwd_bwd_rounds": [0.95, 0.97],
+        "eager_fwd_bwd_rounds": [1.15, 0.94],
         "ours_host_us": 350.0,
         "eager_host_us": 330.0,
         "ours_net_peak_mib": 132.0,
@@ -207,6 +208,11 @@ def test_issue_targets_checks_each_bound_and_never_calls_a_missing_value_met():
     assert got["host µs <= eager's"] == (350.0, 330.0, False)
     assert got["host µs <= eager's, grads None"] == (None, None, None)  # not in this row
     assert got["fwd+bwd x eager <= 0.95"][2] is True
+    # the rounds' own ratios, median [min, max]: information beside the target, not a target
+    (median, low, high), bound, holds = got["  (fwd+bwd x eager, per round)"]
+    assert (low, high) == (0.92 / 1.15, 0.94 / 0.94) and bound is None and holds is None
+    assert abs(median - (0.92 / 1.15 + 1.0) / 2) < 1e-12
+    assert got["  (fwd+bwd x Liger, per round)"][0][1:] == (0.92 / 0.95, 0.94 / 0.97)
     # 0.97x Liger's time (in floor units 0.97 * 0.96 / 0.84) is the larger bound here
     value, bound, holds = got["fwd+bwd x floor <= max(0.97 Liger, 1.02 floor)"]
     assert abs(bound - 0.97 * 0.96 / 0.84) < 1e-12 and holds is (0.93 / 0.84 <= bound)
