@@ -338,9 +338,13 @@ def paired_ratio(r, a, b):
     return statistics.median(ratios), min(ratios), max(ratios)
 
 
-def _fmt_paired(r, a, b):
-    ratio = paired_ratio(r, a, b)
+def fmt_ratio(ratio):
+    """paired_ratio's (median, min, max) as "median [min, max]"; None as "-"."""
     return "-" if ratio is None else f"{ratio[0]:.3f} [{ratio[1]:.3f}, {ratio[2]:.3f}]"
+
+
+def _fmt_paired(r, a, b):
+    return fmt_ratio(paired_ratio(r, a, b))
 
 
 def grads_to_none(step, params):

@@ -6,17 +6,16 @@ whether it holds.  No GPU needed: it reads what the bench wrote.
 
 Ratios to Liger are the medians of the per-round ratios (the bench's interleaved rounds), as the
 bench's "ours/liger per round" column; the rest are the bench's medians.  Lines in parentheses
-are not targets: the per-round ratios' median [min, max], to Liger and to eager.  A target whose inputs a
-row lacks (no Liger, --no-compile) is reported as not measured, never as met.
+are not targets: the per-round ratios' median [min, max], to Liger and to eager.  A target whose
+inputs a row lacks (no Liger, --no-compile) is reported as not measured, never as met.
 """
 
 import json
-import statistics
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from codegen.bench import DEFAULT_SHAPES  # noqa: E402
+from codegen.bench import DEFAULT_SHAPES, fmt_ratio, paired_ratio  # noqa: E402
 
 BASELINE = {tuple(s) for s in DEFAULT_SHAPES[:4]}  # the four baseline shapes (issue 8 / 9)
 SMALL = {(4096, 2048, 5632), (2048, 4096, 1408)}  # issue 8's small bench shapes
@@ -24,13 +23,9 @@ SMALL = {(4096, 2048, 5632), (2048, 4096, 1408)}  # issue 8's small bench shapes
 
 def per_round(r, a, b, spread=False):
     """Median over the bench's rounds of a / b (``x_ms``: its rounds are ``x_rounds``; None if
-    not measured); ``spread``: (median, min, max) of the rounds' ratios."""
-    xs, ys = r.get(a.replace("_ms", "_rounds")), r.get(b.replace("_ms", "_rounds"))
-    if not xs or not ys:
-        return None
-    ratios = [x / y for x, y in zip(xs, ys)]
-    median = statistics.median(ratios)
-    return (median, min(ratios), max(ratios)) if spread else median
+    not measured); ``spread``: the bench's paired_ratio, (median, min, max)."""
+    paired = paired_ratio(r, a.removesuffix("_ms"), b.removesuffix("_ms"))
+    return paired if spread or paired is None else paired[0]
 
 
 def ratio(r, a, b):
@@ -115,7 +110,7 @@ def _fmt(v):
     if v is None:
         return "-"
     if isinstance(v, tuple):  # an informative line's (median, min, max) over the rounds
-        return f"{v[0]:.3f} [{v[1]:.3f}, {v[2]:.3f}]"
+        return fmt_ratio(v)
     return f"{v:.3f}" if abs(v) < 100 else f"{v:.0f}"
 
 

@@ -131,12 +131,15 @@ def mlp_tensor_parallel(mod, device, rank, ws):
     }
 
 
-def _fsdp2_step(model, reference, shard, mesh, shape, device, dt, rank, ws):
+def _fsdp2_step(model, reference, shard, shape, device, dt, rank, ws):
     """One training step of ``model`` under FSDP2 (``shard``'s modules fully_shard-ed, inner
     first) on this rank's batch, against ``reference`` (same parameters, unsharded) stepped in
     this one process on all ranks' batches (FSDP averages gradients over ranks): the relative
     errors of the loss and of every parameter's gradient."""
+    from torch.distributed.device_mesh import init_device_mesh
     from torch.distributed.fsdp import fully_shard
+
+    mesh = init_device_mesh(device.type, (ws,))
 
     xs = [torch.randn(shape).to(device, dt) for _ in range(ws)]
     dys = [torch.randn(shape).to(device, dt) for _ in range(ws)]
@@ -156,21 +159,16 @@ def _fsdp2_step(model, reference, shard, mesh, shape, device, dt, rank, ws):
 
 
 def mlp_fsdp2(mod, device, rank, ws):
-    from torch.distributed.device_mesh import init_device_mesh
-
     K, N, M = 64, 2 * mod.CHUNK, 16
     dt = mod.DTYPE
     torch.manual_seed(3)
     reference = mod.FusedMLP(K, N, device=device)
     model = mod.FusedMLP(K, N, device=device)
     model.load_state_dict(reference.state_dict())
-    mesh = init_device_mesh(device.type, (ws,))
-    return _fsdp2_step(model, reference, [model], mesh, (M, K), device, dt, rank, ws)
+    return _fsdp2_step(model, reference, [model], (M, K), device, dt, rank, ws)
 
 
 def fsdp2(mod, device, rank, ws):
-    from torch.distributed.device_mesh import init_device_mesh
-
     K, N, M = 64, 2 * mod.CHUNK, 16
     dt = mod.DTYPE
 
@@ -188,8 +186,7 @@ def fsdp2(mod, device, rank, ws):
     reference = MLP()
     model = MLP()
     model.load_state_dict(reference.state_dict())
-    mesh = init_device_mesh(device.type, (ws,))
-    errs = _fsdp2_step(model, reference, [model.glu, model], mesh, (M, K), device, dt, rank, ws)
+    errs = _fsdp2_step(model, reference, [model.glu, model], (M, K), device, dt, rank, ws)
     # the sharded FusedGLU's state_dict: the packed weight (FusedGLU's two Parameters joined,
     # as DTensors), equal to the unsharded module's, and it loads back
     state = model.glu.state_dict()
