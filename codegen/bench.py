@@ -11,6 +11,7 @@ import contextlib
 import importlib.util
 import json
 import os
+import platform
 import statistics
 import sys
 from pathlib import Path
@@ -1090,10 +1091,21 @@ def require_cuda(what, packages=("torch", "triton")):
         )
 
 
-def run(modules, shapes, out_dir: Path, do_compile=True, log=print, defaults=False, routings=()):
+def run(
+    modules,
+    shapes,
+    out_dir: Path,
+    do_compile=True,
+    log=print,
+    defaults=False,
+    routings=(),
+    resume=False,
+):
     """``defaults``: the shapes are the default set, and a module skips those whose N is not a
     multiple of its CHUNK (gpt-oss's N = 2880 with a 128-column module); given shapes raise.
-    ``routings``: those of the T,K,N,E shapes (default: all of ROUTINGS)."""
+    ``routings``: those of the T,K,N,E shapes (default: all of ROUTINGS).  ``resume``: keep
+    the rows of ``out_dir``'s bench.json (measured with the same GPU model, versions and
+    method: _resumed) and time only the (module, shape, routing) it lacks."""
     check_routings(routings)
     if routings and not any(len(s) == 4 for s in shapes):
         raise BenchError("--routing is for T,K,N,E shapes (grouped modules); none is timed")
@@ -1115,8 +1127,11 @@ def run(modules, shapes, out_dir: Path, do_compile=True, log=print, defaults=Fal
         "rounds": ROUNDS,
         "method": METHOD,
     }
+    meta, results, grouped = _resumed(out_dir / "bench.json", meta) if resume else (meta, [], [])
+    meta["hosts"] = [*meta.get("hosts", []), platform.node()]  # run i's rows: "run": i
+    run_index = len(meta["hosts"]) - 1
+    done = {_row_key(r) for r in [*results, *grouped]}
     out_dir.mkdir(parents=True, exist_ok=True)
-    results, grouped = [], []
 
     def save():  # after every shape: a run stopped part-way keeps what it measured
         data = {"meta": meta, "results": results, **({"grouped": grouped} if grouped else {})}
@@ -1132,21 +1147,66 @@ def run(modules, shapes, out_dir: Path, do_compile=True, log=print, defaults=Fal
                 if not hasattr(mod, "grouped_glu"):
                     continue
                 for routing in routings or ROUTINGS:
+                    if (mod.SPEC["name"], tuple(shape), routing) in done:
+                        log(f"  {shape} {routing}: kept from bench.json (--resume)")
+                        continue
                     grouped.append(bench_grouped_shape(mod, shape, routing, log=log))
+                    grouped[-1]["run"] = run_index
                     torch.cuda.empty_cache()
                     save()
                     log(grouped_table(grouped[-1:]))
                 continue
+            if (mod.SPEC["name"], tuple(shape), None) in done:
+                log(f"  {shape}: kept from bench.json (--resume)")
+                continue
             results.append(bench_shape(mod, shape, do_compile=do_compile, log=log))
+            results[-1]["run"] = run_index
             torch.cuda.empty_cache()
             save()
             log(table(results[-1:]))
         direct, compiled = launch_paths(mod)
-        meta.setdefault("direct_launches", {})[mod.SPEC["name"]] = f"{direct}/{compiled}"
+        launches = meta.setdefault("direct_launches", {})
+        if compiled or mod.SPEC["name"] not in launches:  # (a resumed run may time nothing)
+            launches[mod.SPEC["name"]] = f"{direct}/{compiled}"
         save()
     if results:
         plot(results, out_dir / "bench.png")
     return meta, results, grouped
+
+
+# What two runs must share for their rows to sit in one bench.json (--resume): the host and
+# the card itself may differ (each row says its run; meta["hosts"] names the runs' hosts).
+RESUME_KEYS = ("gpu", "torch", "triton", "rounds", "method")
+
+
+def _row_key(row):
+    """(module, shape, routing or None): what a bench.json row measured."""
+    return row["module"], tuple(row["shape"]), row.get("routing")
+
+
+def _resumed(path, meta):
+    """(meta, results, grouped) of the bench.json at ``path`` for a run to go on with: its
+    rows, and its meta with this run's added; a missing file starts afresh.  Raises BenchError
+    where the file was measured otherwise (RESUME_KEYS) or is not a bench.json."""
+    if not path.is_file():
+        return meta, [], []
+    try:
+        data = json.loads(path.read_text())
+        old, results, grouped = data["meta"], data["results"], data.get("grouped", [])
+        keys = [_row_key(r) for r in [*results, *grouped]]
+    except (ValueError, KeyError, TypeError) as e:
+        raise BenchError(f"--resume: {path} is not a bench report ({e!r})") from None
+    differ = [k for k in RESUME_KEYS if old.get(k) != meta[k]]
+    if differ:
+        said = ", ".join(f"{k} {old.get(k)!r} there, {meta[k]!r} here" for k in differ)
+        raise BenchError(
+            f"--resume: {path} was measured otherwise ({said}); its rows would not compare "
+            "with this run's: give another --out"
+        )
+    if len(set(keys)) != len(keys):
+        raise BenchError(f"--resume: {path} has a row twice")
+    hosts = old.get("hosts", [None])  # (a report from before --resume: one run, host unsaid)
+    return {**old, **meta, "hosts": hosts}, results, grouped
 
 
 def launch_paths(mod):
@@ -1158,7 +1218,7 @@ def launch_paths(mod):
     return sum(1 for entry in entries if entry[1] is not None), len(entries)
 
 
-def run_cli(modules, shapes, out_dir: Path, do_compile=True, routings=()) -> None:
+def run_cli(modules, shapes, out_dir: Path, do_compile=True, routings=(), resume=False) -> None:
     """`swiglu-gen bench`: raises BenchError for what the user must fix (exit 2)."""
     defaults = not shapes
     if defaults:  # the dense defaults, and the MoE shapes when a grouped module is benched
@@ -1175,6 +1235,7 @@ def run_cli(modules, shapes, out_dir: Path, do_compile=True, routings=()) -> Non
         log=lambda s: print(s, file=sys.stderr, flush=True),
         defaults=defaults,
         routings=tuple(routings),
+        resume=resume,
     )
     print(f"{meta['gpu']}, torch {meta['torch']}, triton {meta['triton']}")
     for name, counts in meta.get("direct_launches", {}).items():

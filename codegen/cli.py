@@ -389,7 +389,14 @@ def _shapes(ctx, param, values):
 )
 @_routing_option
 @click.option("--no-compile", is_flag=True, help="Skip the torch.compile baselines.")
-def bench(modules, shapes, models, list_models, out_dir, routings, no_compile):
+@click.option(
+    "--resume",
+    is_flag=True,
+    help="Keep the rows of --out's bench.json (same GPU model, torch, triton and timing "
+    "method) and time only the shapes it lacks: a run cut off part-way goes on where it "
+    "stopped. Without it an existing bench.json is replaced.",
+)
+def bench(modules, shapes, models, list_models, out_dir, routings, no_compile, resume):
     """Time generated modules against cuBLAS, eager, torch.compile and Liger (needs a GPU)."""
     from .bench import MODELS, BenchError, run_cli
 
@@ -403,7 +410,7 @@ def bench(modules, shapes, models, list_models, out_dir, routings, no_compile):
     if not modules:
         raise click.UsageError("Missing argument 'MODULE.py...'.")
     try:
-        run_cli(modules, [*shapes, *models], Path(out_dir), not no_compile, routings)
+        run_cli(modules, [*shapes, *models], Path(out_dir), not no_compile, routings, resume)
     except BenchError as e:
         raise GenError(str(e)) from None
 

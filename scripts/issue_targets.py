@@ -129,7 +129,10 @@ def main():
                 "M" in r or len(r.get("shape", ())) != 3
             ):  # grouped rows: issue 10's, not checked here
                 continue
-            print(f"  {'x'.join(map(str, r['shape']))} {r.get('activation', '')}")
+            run = r.get("run")  # bench --resume: the rows of one file from several runs
+            hosts = meta.get("hosts", [])
+            where = f" (run {run}, host {hosts[run]})" if run is not None and len(hosts) > 1 else ""
+            print(f"  {'x'.join(map(str, r['shape']))} {r.get('activation', '')}{where}")
             for issue, name, value, bound, holds in targets(r):
                 mark = {True: "met", False: "MISSED", None: ""}[holds] if bound is not None else ""
                 if bound is not None:

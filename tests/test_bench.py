@@ -444,6 +444,81 @@ def test_bench_json_says_how_it_was_timed(monkeypatch, tmp_path):
     assert "reversed" in meta["method"] and "floors" in meta["method"]
 
 
+def test_resume_keeps_the_rows_measured_and_times_only_the_rest(monkeypatch, tmp_path):
+    """bench --resume: a run cut off part-way (a device's time limit) goes on in another
+    process, perhaps on another host of the same GPU model: the rows already in bench.json are
+    kept, each row says which run made it, and a file measured otherwise is refused."""
+    from pathlib import Path
+
+    module = Path(__file__).resolve().parent.parent / MODULE
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda *a: "Fake GPU")
+    monkeypatch.setattr(torch.cuda, "empty_cache", lambda: None)
+    monkeypatch.setattr(bench, "plot", lambda results, path: False)
+    monkeypatch.setattr(bench, "table", lambda rows: "")
+    timed, said = [], []
+
+    def fake_shape(mod, shape, do_compile=True, rounds=bench.ROUNDS, log=print):
+        timed.append(tuple(shape))
+        return {"shape": list(shape), "activation": "silu", "module": mod.SPEC["name"]}
+
+    monkeypatch.setattr(bench, "bench_shape", fake_shape)
+    a, b, c = (256, 64, 128), (512, 64, 256), (128, 64, 128)
+    hosts = iter(["host-1", "host-2", "host-3", "host-4"])
+    monkeypatch.setattr(bench.platform, "node", lambda: next(hosts))
+    report = tmp_path / "bench.json"
+
+    bench.run([module], [a, b], tmp_path, log=said.append)  # the first run
+    bench.run([module], [a, b, c], tmp_path, log=said.append, resume=True)
+    assert timed == [a, b, c]  # a and b not again
+    data = json.loads(report.read_text())
+    assert [(tuple(r["shape"]), r["run"]) for r in data["results"]] == [(a, 0), (b, 0), (c, 1)]
+    assert data["meta"]["hosts"] == ["host-1", "host-2"]
+    assert sum("kept from bench.json" in line for line in said) == 2
+    assert data["meta"]["direct_launches"]  # kept where the resumed run compiled nothing
+
+    # without --resume the report is replaced
+    bench.run([module], [c], tmp_path, log=said.append)
+    data = json.loads(report.read_text())
+    assert [tuple(r["shape"]) for r in data["results"]] == [c]
+    assert data["meta"]["hosts"] == ["host-3"]
+
+    # measured otherwise (another Triton, another card): refused, the file untouched
+    for key, value in [("triton", "0.0"), ("gpu", "Other GPU")]:
+        report.write_text(json.dumps({**data, "meta": {**data["meta"], key: value}}))
+        before = report.read_text()
+        with pytest.raises(bench.BenchError, match=f"--resume: .*{key} '{value}' there"):
+            bench.run([module], [a], tmp_path, log=said.append, resume=True)
+        assert report.read_text() == before
+    report.write_text("{not json")
+    with pytest.raises(bench.BenchError, match="not a bench report"):
+        bench.run([module], [a], tmp_path, log=said.append, resume=True)
+
+    # a report from before --resume (no hosts): its rows count as one run of an unsaid host
+    report.write_text(
+        json.dumps(
+            {
+                "meta": {k: data["meta"][k] for k in bench.RESUME_KEYS},
+                "results": [{k: v for k, v in r.items() if k != "run"} for r in data["results"]],
+            }
+        )
+    )
+    timed.clear()
+    bench.run([module], [a, c], tmp_path, log=said.append, resume=True)
+    data = json.loads(report.read_text())
+    assert timed == [a] and data["meta"]["hosts"] == [None, "host-4"]
+    assert [r.get("run") for r in data["results"]] == [None, 1]
+
+
+def test_resume_option_reaches_the_bench(monkeypatch):
+    seen = []
+    monkeypatch.setattr(bench, "run_cli", lambda *args: seen.append(args))
+    for flags, resume in [([], False), (["--resume"], True)]:
+        result = invoke(MODULE, "--shape", "256,64,128", *flags)
+        assert result.exit_code == 0, result.output
+        assert seen[-1][-1] is resume
+
+
 def test_default_shapes_skip_what_a_module_cannot_run(monkeypatch, tmp_path):
     """The default MoE set has gpt-oss's N = 2880, which a 128-column grouped module cannot
     run: with the defaults it is skipped (and said), a given shape still raises."""

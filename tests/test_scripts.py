@@ -238,6 +238,36 @@ def test_issue_targets_tallies_a_checked_in_bench(tmp_path):
     assert "met 43, missed 22, not measured 0" in result.stdout
 
 
+def test_issue_targets_names_the_run_of_each_row_of_a_resumed_bench(tmp_path):
+    """A bench.json continued with --resume holds rows of several runs (hosts): each row's
+    header says its run and host; a one-run report's headers stay as they were."""
+    data = json.loads((ROOT / "docs/bench/h200-v0.42-bench-small-both.json").read_text())
+    first, second = data["results"][:2]
+    data["meta"]["hosts"] = ["host-a", "host-b"]
+    data["results"] = [{**first, "run": 0}, {**second, "run": 1}]
+    report = tmp_path / "bench.json"
+    report.write_text(json.dumps(data))
+
+    def headers():
+        result = subprocess.run(
+            [sys.executable, "scripts/issue_targets.py", str(report)],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert result.returncode == 0, result.stderr[-3000:]
+        return [line for line in result.stdout.splitlines() if line.startswith("  2048x")]
+
+    assert headers() == [
+        "  2048x4096x1408 gelu_tanh (run 0, host host-a)",
+        "  2048x4096x1408 silu (run 1, host host-b)",
+    ]
+    data["meta"]["hosts"] = ["host-a"]
+    report.write_text(json.dumps(data))
+    assert headers() == ["  2048x4096x1408 gelu_tanh", "  2048x4096x1408 silu"]
+
+
 def test_peak_snapshot_keeps_the_blocks_alive_at_the_peak():
     peak_blocks = _script_module("peak_snapshot").peak_blocks
     mib = 2**20
