@@ -538,7 +538,7 @@ def test_default_shapes_skip_what_a_module_cannot_run(monkeypatch, tmp_path):
         if shape[2] % mod.CHUNK:
             raise bench.BenchError(f"shape {shape}: N must be a multiple of CHUNK")
         timed.append((shape, routing))
-        return {"shape": list(shape), "routing": routing}
+        return {"shape": list(shape), "routing": routing, "module": mod.SPEC["name"]}
 
     monkeypatch.setattr(bench, "bench_grouped_shape", fake_grouped)
     monkeypatch.setattr(bench, "grouped_table", lambda rows: "")
@@ -552,6 +552,12 @@ def test_default_shapes_skip_what_a_module_cannot_run(monkeypatch, tmp_path):
     timed.clear()
     bench.run([module], shapes[:1], tmp_path, log=said.append, routings=("ragged", "skewed"))
     assert timed == [(shapes[0], "ragged"), (shapes[0], "skewed")]
+    # --resume: a grouped row is its (module, shape, routing); only the routing missing is timed
+    timed.clear()
+    bench.run([module], shapes[:1], tmp_path, log=said.append, resume=True)
+    assert timed == [(shapes[0], r) for r in bench.ROUTINGS if r not in ("ragged", "skewed")]
+    rows = json.loads((tmp_path / "bench.json").read_text())["grouped"]
+    assert sorted(r["routing"] for r in rows) == sorted(bench.ROUTINGS)
 
 
 @pytest.mark.parametrize(
