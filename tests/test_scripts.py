@@ -199,6 +199,7 @@ def test_issue_targets_checks_each_bound_and_never_calls_a_missing_value_met():
         "ours_fwd_bwd_rounds": [0.92, 0.94],
         "liger_fwd_bwd_rounds": [0.95, 0.97],
         "eager_fwd_bwd_rounds": [1.15, 0.94],
+        "floor_gemm_rounds": [0.28, 0.30],
         "ours_host_us": 350.0,
         "eager_host_us": 330.0,
         "ours_net_peak_mib": 132.0,
@@ -217,6 +218,10 @@ def test_issue_targets_checks_each_bound_and_never_calls_a_missing_value_met():
     value, bound, holds = got["fwd+bwd x floor <= max(0.97 Liger, 1.02 floor)"]
     assert abs(bound - 0.97 * 0.96 / 0.84) < 1e-12 and holds is (0.93 / 0.84 <= bound)
     assert got["baseline: fwd+bwd x floor <= 1.03"][2] is False  # a baseline shape
+    # per round against the floor: 3 x that round's one GEMM
+    (median, low, high), bound, _ = got["  (fwd+bwd x floor, per round)"]
+    assert (low, high) == pytest.approx((0.94 / 0.90, 0.92 / 0.84)) and bound is None
+    assert got["  (compiled MLP x eager MLP, per round)"][0] is None  # no MLP rounds in the row
     assert got["in-network peak <= Liger's (MiB)"][2] is True
     # what the row lacks (the MLP rows, --no-compile) is not measured, never met
     assert got["compiled MLP x eager MLP <= 1.01"][2] is None
