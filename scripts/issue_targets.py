@@ -1,15 +1,16 @@
-"""Issue 8's and issue 9's "done when" targets, checked against `swiglu-gen bench` results
-(bench.json of a dense module), shape by shape: each target's measured value, its bound and
+"""Issues 8, 9 and 10's "done when" targets, checked against `swiglu-gen bench` results
+(bench.json: a dense module's rows for 8 and 9; a grouped module's MoE rows, balanced and
+skewed routing, for 10), shape by shape: each target's measured value, its bound and
 whether it holds.  No GPU needed: it reads what the bench wrote.
 
     python scripts/issue_targets.py BENCH.json [BENCH.json ...]
 
 Ratios to Liger are the medians of the per-round ratios (the bench's interleaved rounds), as the
 bench's "ours/liger per round" column; the rest are the bench's medians.  Lines in parentheses
-are not targets: the per-round ratios' median [min, max] (to Liger, to eager, to the floors,
-and the compiled MLP to the eager one), which say whether a target met or missed by a few
-percent is told apart by the run.  A target whose
-inputs a row lacks (no Liger, --no-compile) is reported as not measured, never as met.
+are not targets: the per-round ratios' median [min, max] (to Liger, to eager, to the floors, the
+compiled MLP to the eager one, the torchtitan-style path to ours), which say whether a target
+met or missed by a few percent is told apart by the run.  A target whose inputs a row lacks
+(no Liger, --no-compile) is reported as not measured, never as met.
 """
 
 import json
@@ -121,6 +122,48 @@ def targets(r):
     return out
 
 
+# issue 10: how much faster than the torchtitan-style path the grouped step must be, by E
+TITAN_SPEEDUP = {8: 1.07}  # E=8; 1.2 at E=32 and E=128 (GROUPED_SPEEDUP_MANY)
+GROUPED_SPEEDUP_MANY = 1.2
+ISSUE_10_ROUTINGS = ("balanced", "skewed")  # the issue's routings (the bench adds ragged)
+
+
+def grouped_targets(r):
+    """[(issue, target, value, bound, holds)] for one grouped bench row (issue 10's "done when";
+    the errors against float32 are the generated tests', not the bench's)."""
+    E = r["shape"][3]
+    out = []
+
+    def check(name, value, bound, le=True):
+        holds = None if value is None else (value <= bound if le else value >= bound)
+        out.append((10, name, value, bound, holds))
+
+    check("fwd+bwd x grouped floor <= 1.05", ratio(r, "ours_fwd_bwd_ms", "floor_ms"), 1.05)
+    floor_rounds = per_round_x_floor(r, "ours_fwd_bwd_ms", "gmm_ms")
+    out.append((10, "  (fwd+bwd x grouped floor, per round)", floor_rounds, None, None))
+    speedup = TITAN_SPEEDUP.get(E, GROUPED_SPEEDUP_MANY)
+    check(
+        f"torchtitan-style / ours >= {speedup}",
+        ratio(r, "titan_fwd_bwd_ms", "ours_fwd_bwd_ms"),
+        speedup,
+        le=False,
+    )
+    titan_rounds = per_round(r, "titan_fwd_bwd_ms", "ours_fwd_bwd_ms", spread=True)
+    out.append((10, "  (torchtitan-style / ours, per round)", titan_rounds, None, None))
+    check("forward x gmm <= 1.05", ratio(r, "ours_fwd_ms", "gmm_ms"), 1.05)
+    out.append(
+        (
+            10,
+            "  (forward x gmm, per round)",
+            per_round(r, "ours_fwd_ms", "gmm_ms", True),
+            None,
+            None,
+        )
+    )
+    check("kept x torchtitan-style's <= 0.70", ratio(r, "ours_kept_mib", "titan_kept_mib"), 0.70)
+    return out
+
+
 def _fmt(v):
     if v is None:
         return "-"
@@ -139,16 +182,21 @@ def main():
             f"{path}: {meta.get('gpu', '?')}, torch {meta.get('torch', '?')}, triton {meta.get('triton', '?')}"
         )
         tally = {True: 0, False: 0, None: 0}
-        for r in data["results"]:
-            if (
-                "M" in r or len(r.get("shape", ())) != 3
-            ):  # grouped rows: issue 10's, not checked here
-                continue
+        hosts = meta.get("hosts", [])
+        rows = [(r, targets) for r in data.get("results", []) if len(r.get("shape", ())) == 3]
+        rows += [
+            (r, grouped_targets)
+            for r in data.get("grouped", [])
+            if r.get("routing") in ISSUE_10_ROUTINGS
+        ]
+        for r, checks in rows:
             run = r.get("run")  # bench --resume: the rows of one file from several runs
-            hosts = meta.get("hosts", [])
             where = f" (run {run}, host {hosts[run]})" if run is not None and len(hosts) > 1 else ""
-            print(f"  {'x'.join(map(str, r['shape']))} {r.get('activation', '')}{where}")
-            for issue, name, value, bound, holds in targets(r):
+            what = r.get("activation", "")
+            if "routing" in r:
+                what += f"{' + bias' if r.get('bias') else ''}, {r['routing']} routing"
+            print(f"  {'x'.join(map(str, r['shape']))} {what}{where}")
+            for issue, name, value, bound, holds in checks(r):
                 mark = {True: "met", False: "MISSED", None: ""}[holds] if bound is not None else ""
                 if bound is not None:
                     tally[holds] += 1

@@ -243,6 +243,50 @@ def test_issue_targets_tallies_a_checked_in_bench(tmp_path):
     assert "met 43, missed 22, not measured 0" in result.stdout
 
 
+def test_issue_targets_checks_issue_10_on_the_grouped_rows():
+    grouped_targets = _script_module("issue_targets").grouped_targets
+    row = {
+        "shape": [65536, 2048, 768, 128],
+        "routing": "balanced",
+        "ours_fwd_bwd_ms": 2.4,
+        "floor_ms": 2.1,
+        "titan_fwd_bwd_ms": 2.9,
+        "ours_fwd_ms": 0.72,
+        "gmm_ms": 0.7,
+        "ours_kept_mib": 192.0,
+        "titan_kept_mib": 288.0,
+        "ours_fwd_bwd_rounds": [2.4, 2.5],
+        "titan_fwd_bwd_rounds": [2.9, 2.8],
+    }
+    got = {name: (value, bound, holds) for _, name, value, bound, holds in grouped_targets(row)}
+    assert got["fwd+bwd x grouped floor <= 1.05"] == (2.4 / 2.1, 1.05, False)
+    assert got["torchtitan-style / ours >= 1.2"] == (2.9 / 2.4, 1.2, True)  # E=128: 1.2
+    assert got["forward x gmm <= 1.05"] == (0.72 / 0.7, 1.05, True)
+    assert got["kept x torchtitan-style's <= 0.70"][2] is True
+    low, high = got["  (torchtitan-style / ours, per round)"][0][1:]
+    assert (low, high) == (2.8 / 2.5, 2.9 / 2.4)
+    assert got["  (fwd+bwd x grouped floor, per round)"][0] is None  # no gmm rounds in the row
+    e8 = {n for _, n, *_ in grouped_targets({**row, "shape": [16384, 4096, 14336, 8]})}
+    assert "torchtitan-style / ours >= 1.07" in e8  # E=8: 1.07
+    missing = grouped_targets({"shape": [1, 2, 3, 32], "routing": "skewed"})
+    assert all(holds is None for *_, holds in missing)  # not measured, never met
+
+
+def test_issue_targets_tallies_a_checked_in_moe_bench():
+    result = subprocess.run(
+        [sys.executable, "scripts/issue_targets.py", "docs/bench/h200-v0.28-bench-moe.json"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    # E=8 and E=128, balanced and skewed (the ragged rows are the bench's, not issue 10's)
+    assert "65536x2048x768x128 silu, skewed routing" in result.stdout
+    assert "ragged" not in result.stdout
+    assert "met 14, missed 2, not measured 0" in result.stdout
+
+
 def test_issue_targets_names_the_run_of_each_row_of_a_resumed_bench(tmp_path):
     """A bench.json continued with --resume holds rows of several runs (hosts): each row's
     header says its run and host; a one-run report's headers stay as they were."""
