@@ -1128,7 +1128,7 @@ def run(
         "method": METHOD,
     }
     meta, results, grouped = _resumed(out_dir / "bench.json", meta) if resume else (meta, [], [])
-    meta["hosts"] = [*meta.get("hosts", []), platform.node()]  # run i's rows: "run": i
+    meta["hosts"] = [*meta.get("hosts", []), host_id()]  # run i's rows: "run": i
     run_index = len(meta["hosts"]) - 1
     done = {_row_key(r) for r in [*results, *grouped]}
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -1172,6 +1172,25 @@ def run(
     if results:
         plot(results, out_dir / "bench.png")
     return meta, results, grouped
+
+
+def host_id():
+    """Which machine a run was on, for telling runs apart: the node name, the boot id's first
+    8 hex digits (device VMs are all named "vm"; each boot has its own id) and the CPU model
+    (host µs depend on it).  Parts not available on this OS are left out."""
+    parts = [platform.node()]
+    try:
+        parts.append(Path("/proc/sys/kernel/random/boot_id").read_text().strip()[:8])
+    except OSError:
+        pass
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                parts.append(line.split(":", 1)[1].strip())
+                break
+    except OSError:
+        pass
+    return " ".join(p for p in parts if p)
 
 
 # What two runs must share for their rows to sit in one bench.json (--resume): the host and

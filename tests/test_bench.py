@@ -2,6 +2,7 @@
 
 import json
 import types
+from pathlib import Path
 
 import pytest
 import torch
@@ -465,7 +466,7 @@ def test_resume_keeps_the_rows_measured_and_times_only_the_rest(monkeypatch, tmp
     monkeypatch.setattr(bench, "bench_shape", fake_shape)
     a, b, c = (256, 64, 128), (512, 64, 256), (128, 64, 128)
     hosts = iter(["host-1", "host-2", "host-3", "host-4"])
-    monkeypatch.setattr(bench.platform, "node", lambda: next(hosts))
+    monkeypatch.setattr(bench, "host_id", lambda: next(hosts))
     report = tmp_path / "bench.json"
 
     bench.run([module], [a, b], tmp_path, log=said.append)  # the first run
@@ -508,6 +509,16 @@ def test_resume_keeps_the_rows_measured_and_times_only_the_rest(monkeypatch, tmp
     data = json.loads(report.read_text())
     assert timed == [a] and data["meta"]["hosts"] == [None, "host-4"]
     assert [r.get("run") for r in data["results"]] == [None, 1]
+
+
+def test_host_id_tells_machines_of_one_name_apart(monkeypatch):
+    host = bench.host_id()
+    assert host.startswith(bench.platform.node())
+    monkeypatch.setattr(bench.platform, "node", lambda: "vm")
+    assert bench.host_id().startswith("vm")
+    if Path("/proc/sys/kernel/random/boot_id").is_file():  # Linux: the boot's id follows
+        boot = Path("/proc/sys/kernel/random/boot_id").read_text()[:8]
+        assert bench.host_id().split()[1] == boot
 
 
 def test_resume_option_reaches_the_bench(monkeypatch):
