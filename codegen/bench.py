@@ -14,6 +14,7 @@ import os
 import platform
 import statistics
 import sys
+import time
 from pathlib import Path
 
 # The four baseline shapes, then two where a step is short and the host cost shows.
@@ -200,8 +201,6 @@ def host_us(steps, n=20, rounds=7, warmup=3, sync=None, clock=None):
     (Python, dispatch, autograd, launches), not what the GPU does.  ``sync`` (default
     torch.cuda.synchronize) drains the queue between batches; ``clock`` defaults to
     time.perf_counter."""
-    import time
-
     if sync is None:
         import torch
 
@@ -228,8 +227,6 @@ def queued_rounds(steps, rounds, n, setup=None, sync=None, clock=None):
     after a sync; host time to the return of its last call, wall time to a sync after it.  For
     steps whose host waits on the GPU (an event or a sync inside), which host_us's batches
     would not separate from the GPU's time."""
-    import time
-
     if sync is None:
         import torch
 
@@ -1150,8 +1147,9 @@ def run(
                     if (mod.SPEC["name"], tuple(shape), routing) in done:
                         log(f"  {shape} {routing}: kept from bench.json (--resume)")
                         continue
+                    t0 = time.perf_counter()
                     grouped.append(bench_grouped_shape(mod, shape, routing, log=log))
-                    grouped[-1]["run"] = run_index
+                    grouped[-1].update(run=run_index, bench_s=round(time.perf_counter() - t0, 1))
                     torch.cuda.empty_cache()
                     save()
                     log(grouped_table(grouped[-1:]))
@@ -1159,8 +1157,10 @@ def run(
             if (mod.SPEC["name"], tuple(shape), None) in done:
                 log(f"  {shape}: kept from bench.json (--resume)")
                 continue
+            t0 = time.perf_counter()
             results.append(bench_shape(mod, shape, do_compile=do_compile, log=log))
-            results[-1]["run"] = run_index
+            results[-1].update(run=run_index, bench_s=round(time.perf_counter() - t0, 1))
+            log(f"  {shape}: {results[-1]['bench_s']:.0f} s")
             torch.cuda.empty_cache()
             save()
             log(table(results[-1:]))

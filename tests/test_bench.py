@@ -474,6 +474,7 @@ def test_resume_keeps_the_rows_measured_and_times_only_the_rest(monkeypatch, tmp
     assert timed == [a, b, c]  # a and b not again
     data = json.loads(report.read_text())
     assert [(tuple(r["shape"]), r["run"]) for r in data["results"]] == [(a, 0), (b, 0), (c, 1)]
+    assert all(r["bench_s"] >= 0 for r in data["results"])  # what each shape took, for planning
     assert data["meta"]["hosts"] == ["host-1", "host-2"]
     assert sum("kept from bench.json" in line for line in said) == 2
     assert data["meta"]["direct_launches"]  # kept where the resumed run compiled nothing
