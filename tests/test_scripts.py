@@ -230,17 +230,24 @@ def test_issue_targets_checks_each_bound_and_never_calls_a_missing_value_met():
     assert not any(n.startswith("baseline") for n in rows)  # not a baseline shape
 
 
-def test_issue_targets_tallies_a_checked_in_bench(tmp_path):
+def _issue_targets_stdout(path):
+    """scripts/issue_targets.py's report of the bench.json at ``path`` (relative to the repo or
+    absolute), run as a user runs it."""
     result = subprocess.run(
-        [sys.executable, "scripts/issue_targets.py", "docs/bench/h200-v0.37-bench-silu.json"],
+        [sys.executable, "scripts/issue_targets.py", str(path)],
         cwd=ROOT,
         capture_output=True,
         text=True,
         timeout=120,
     )
     assert result.returncode == 0, result.stderr[-3000:]
+    return result.stdout
+
+
+def test_issue_targets_tallies_a_checked_in_bench(tmp_path):
+    stdout = _issue_targets_stdout("docs/bench/h200-v0.37-bench-silu.json")
     # (perf log v0.37; a run without host µs for grads set to None has no bound for that check)
-    assert "met 43, missed 22, not measured 0" in result.stdout
+    assert "met 43, missed 22, not measured 0" in stdout
 
 
 def test_issue_targets_checks_issue_10_on_the_grouped_rows():
@@ -273,18 +280,11 @@ def test_issue_targets_checks_issue_10_on_the_grouped_rows():
 
 
 def test_issue_targets_tallies_a_checked_in_moe_bench():
-    result = subprocess.run(
-        [sys.executable, "scripts/issue_targets.py", "docs/bench/h200-v0.28-bench-moe.json"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert result.returncode == 0, result.stderr[-3000:]
+    stdout = _issue_targets_stdout("docs/bench/h200-v0.28-bench-moe.json")
     # E=8 and E=128, balanced and skewed (the ragged rows are the bench's, not issue 10's)
-    assert "65536x2048x768x128 silu, skewed routing" in result.stdout
-    assert "ragged" not in result.stdout
-    assert "met 14, missed 2, not measured 0" in result.stdout
+    assert "65536x2048x768x128 silu, skewed routing" in stdout
+    assert "ragged" not in stdout
+    assert "met 14, missed 2, not measured 0" in stdout
 
 
 def test_issue_targets_names_the_run_of_each_row_of_a_resumed_bench(tmp_path):
@@ -298,15 +298,8 @@ def test_issue_targets_names_the_run_of_each_row_of_a_resumed_bench(tmp_path):
     report.write_text(json.dumps(data))
 
     def headers():
-        result = subprocess.run(
-            [sys.executable, "scripts/issue_targets.py", str(report)],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-        assert result.returncode == 0, result.stderr[-3000:]
-        return [line for line in result.stdout.splitlines() if line.startswith("  2048x")]
+        stdout = _issue_targets_stdout(report)
+        return [line for line in stdout.splitlines() if line.startswith("  2048x")]
 
     assert headers() == [
         "  2048x4096x1408 gelu_tanh (run 0, host host-a)",
