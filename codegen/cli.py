@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import shlex
 import sys
@@ -356,6 +357,16 @@ def _shapes(ctx, param, values):
         raise click.BadParameter(str(e).split(": ", 1)[-1]) from None
 
 
+@contextlib.contextmanager
+def _as_gen_error(*errors):
+    """A subcommand's errors that the user must fix (``errors``: its error types) as GenError:
+    the message and exit status 2, no traceback."""
+    try:
+        yield
+    except errors as e:
+        raise GenError(str(e)) from None
+
+
 @main.command("bench")
 @click.argument("modules", nargs=-1, metavar="MODULE.py...")
 @click.option(
@@ -409,10 +420,8 @@ def bench(modules, shapes, models, list_models, out_dir, routings, no_compile, r
         return
     if not modules:
         raise click.UsageError("Missing argument 'MODULE.py...'.")
-    try:
+    with _as_gen_error(BenchError):
         run_cli(modules, [*shapes, *models], Path(out_dir), not no_compile, routings, resume)
-    except BenchError as e:
-        raise GenError(str(e)) from None
 
 
 @main.command("bench-model")
@@ -467,7 +476,7 @@ def bench_model(module, models, layers, seq, out_dir, do_compile, head, optimize
     from .bench import BenchError
     from .bench_model import run_cli
 
-    try:
+    with _as_gen_error(BenchError):
         run_cli(
             Path(module),
             models,
@@ -479,8 +488,6 @@ def bench_model(module, models, layers, seq, out_dir, do_compile, head, optimize
             head=head,
             optimizer=optimizer,
         )
-    except BenchError as e:
-        raise GenError(str(e)) from None
 
 
 @main.command("tune")
@@ -544,7 +551,7 @@ def tune(module, shapes, routings, variants_file, write, min_gain, groups, only,
     from .bench import BenchError
     from .tune import run_cli
 
-    try:
+    with _as_gen_error(BenchError):
         run_cli(
             Path(module),
             shapes,
@@ -556,8 +563,6 @@ def tune(module, shapes, routings, variants_file, write, min_gain, groups, only,
             routings,
             rounds,
         )
-    except BenchError as e:
-        raise GenError(str(e)) from None
 
 
 @main.command("compile-check")
@@ -570,10 +575,8 @@ def compile_check(modules, no_usage):
     missing = [m for m in modules if not Path(m).is_file()]
     if missing:
         raise GenError(f"no generated module at {', '.join(missing)}")
-    try:
+    with _as_gen_error(CompileCheckError):
         ok = run_cli(modules, usage=not no_usage, echo=click.echo)
-    except CompileCheckError as e:
-        raise GenError(str(e)) from None
     if not ok:
         raise click.exceptions.Exit(1)
 
