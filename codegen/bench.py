@@ -1134,6 +1134,21 @@ def run(
         data = {"meta": meta, "results": results, **({"grouped": grouped} if grouped else {})}
         (out_dir / "bench.json").write_text(json.dumps(data, indent=1))
 
+    def measure(rows, key, bench):
+        """rows += bench()'s row (with its run and seconds), then saved; False where --resume
+        kept the row of ``key`` (module, shape, routing or None) from bench.json."""
+        what = f"{key[1]}" + (f" {key[2]}" if key[2] else "")  # the shape (and the routing)
+        if key in done:
+            log(f"  {what}: kept from bench.json (--resume)")
+            return False
+        t0 = time.perf_counter()
+        rows.append(bench())
+        rows[-1].update(run=run_index, bench_s=round(time.perf_counter() - t0, 1))
+        log(f"  {what}: {rows[-1]['bench_s']:.0f} s")
+        torch.cuda.empty_cache()
+        save()
+        return True
+
     for mod in mods:
         log(f"{mod.SPEC['name']} on {torch.cuda.get_device_name()}")
         for shape in shapes:
@@ -1144,26 +1159,17 @@ def run(
                 if not hasattr(mod, "grouped_glu"):
                     continue
                 for routing in routings or ROUTINGS:
-                    if (mod.SPEC["name"], tuple(shape), routing) in done:
-                        log(f"  {shape} {routing}: kept from bench.json (--resume)")
-                        continue
-                    t0 = time.perf_counter()
-                    grouped.append(bench_grouped_shape(mod, shape, routing, log=log))
-                    grouped[-1].update(run=run_index, bench_s=round(time.perf_counter() - t0, 1))
-                    torch.cuda.empty_cache()
-                    save()
-                    log(grouped_table(grouped[-1:]))
+                    key = (mod.SPEC["name"], tuple(shape), routing)
+                    if measure(
+                        grouped, key, lambda: bench_grouped_shape(mod, shape, routing, log=log)
+                    ):
+                        log(grouped_table(grouped[-1:]))
                 continue
-            if (mod.SPEC["name"], tuple(shape), None) in done:
-                log(f"  {shape}: kept from bench.json (--resume)")
-                continue
-            t0 = time.perf_counter()
-            results.append(bench_shape(mod, shape, do_compile=do_compile, log=log))
-            results[-1].update(run=run_index, bench_s=round(time.perf_counter() - t0, 1))
-            log(f"  {shape}: {results[-1]['bench_s']:.0f} s")
-            torch.cuda.empty_cache()
-            save()
-            log(table(results[-1:]))
+            key = (mod.SPEC["name"], tuple(shape), None)
+            if measure(
+                results, key, lambda: bench_shape(mod, shape, do_compile=do_compile, log=log)
+            ):
+                log(table(results[-1:]))
         direct, compiled = launch_paths(mod)
         launches = meta.setdefault("direct_launches", {})
         if compiled or mod.SPEC["name"] not in launches:  # (a resumed run may time nothing)

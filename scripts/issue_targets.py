@@ -34,7 +34,7 @@ def per_round(r, a, b, spread=False):
 def per_round_x_floor(r, a, floor):
     """(median, min, max) over the rounds of a / (3 x ``floor``: one GEMM's ms, or the MLP's
     up + down GEMMs, timed in the same rounds), or None where either has no rounds."""
-    paired = paired_ratio(r, a.removesuffix("_ms"), floor.removesuffix("_ms"))
+    paired = per_round(r, a, floor, spread=True)
     return None if paired is None else tuple(v / 3 for v in paired)
 
 
@@ -45,16 +45,26 @@ def ratio(r, a, b):
     return r[a] / r[b]
 
 
+def _target(issue, name, value, bound, le=True):
+    """One line of the report: (issue, target, value, bound, holds); holds None (not measured)
+    where the value or the bound is missing; ``le``: the value must be at most the bound, else
+    at least."""
+    holds = None if value is None or bound is None else (value <= bound if le else value >= bound)
+    return issue, name, value, bound, holds
+
+
+def _spread(issue, what, rounds):
+    """An informative line, not a target: ``rounds`` (median, min, max) of ``what`` per round."""
+    return issue, f"  ({what}, per round)", rounds, None, None
+
+
 def targets(r):
     """[(issue, target, value, bound, holds)] for one bench row (holds None: not measured)."""
     shape = tuple(r["shape"])
     out = []
 
     def check(issue, name, value, bound, le=True):
-        holds = (
-            None if value is None or bound is None else (value <= bound if le else value >= bound)
-        )
-        out.append((issue, name, value, bound, holds))
+        out.append(_target(issue, name, value, bound, le))
 
     # issue 8: the GLU step
     check(8, "host µs <= eager's", r.get("ours_host_us"), r.get("eager_host_us"))
@@ -67,18 +77,18 @@ def targets(r):
     check(8, "fwd+bwd x eager <= 0.95", ratio(r, "ours_fwd_bwd_ms", "eager_fwd_bwd_ms"), 0.95)
     # how far the rounds agree (a host-bound step moves with the host: perf log v0.41)
     x_eager = per_round(r, "ours_fwd_bwd_ms", "eager_fwd_bwd_ms", spread=True)
-    out.append((8, "  (fwd+bwd x eager, per round)", x_eager, None, None))
+    out.append(_spread(8, "fwd+bwd x eager", x_eager))
     x_liger = per_round(r, "ours_fwd_bwd_ms", "liger_fwd_bwd_ms", spread=True)
     x_floor = ratio(r, "ours_fwd_bwd_ms", "floor_ms")
     # <= 0.97x Liger or <= 1.02x the floor, whichever is larger: in floor units
     liger_x_floor = ratio(r, "liger_fwd_bwd_ms", "floor_ms")
     bound = None if liger_x_floor is None else max(0.97 * liger_x_floor, 1.02)
     check(8, "fwd+bwd x floor <= max(0.97 Liger, 1.02 floor)", x_floor, bound)
-    out.append((8, "  (fwd+bwd x Liger, per round)", x_liger, None, None))
+    out.append(_spread(8, "fwd+bwd x Liger", x_liger))
     if shape in BASELINE:
         check(8, "baseline: fwd+bwd x floor <= 1.03", x_floor, 1.03)
     floor_rounds = per_round_x_floor(r, "ours_fwd_bwd_ms", "floor_gemm_ms")
-    out.append((8, "  (fwd+bwd x floor, per round)", floor_rounds, None, None))
+    out.append(_spread(8, "fwd+bwd x floor", floor_rounds))
     check(
         8,
         "in-network peak <= Liger's (MiB)",
@@ -89,13 +99,13 @@ def targets(r):
     compiled = ratio(r, "mlp_ours_compiled_fwd_bwd_ms", "mlp_ours_fwd_bwd_ms")
     check(8, "compiled MLP x eager MLP <= 1.01", compiled, 1.01)
     compiled_rounds = per_round(r, "mlp_ours_compiled_fwd_bwd_ms", "mlp_ours_fwd_bwd_ms", True)
-    out.append((8, "  (compiled MLP x eager MLP, per round)", compiled_rounds, None, None))
+    out.append(_spread(8, "compiled MLP x eager MLP", compiled_rounds))
     # issue 9: FusedMLP
     fused_x_floor = ratio(r, "mlp_fused_fwd_bwd_ms", "mlp_floor_ms")
     if shape in BASELINE:
         check(9, "baseline: FusedMLP x 6-GEMM floor <= 1.02", fused_x_floor, 1.02)
     fused_rounds = per_round_x_floor(r, "mlp_fused_fwd_bwd_ms", "mlp_floor_gemms_ms")
-    out.append((9, "  (FusedMLP x 6-GEMM floor, per round)", fused_rounds, None, None))
+    out.append(_spread(9, "FusedMLP x 6-GEMM floor", fused_rounds))
     liger_mlp_x_floor = ratio(r, "mlp_liger_fwd_bwd_ms", "mlp_floor_ms")
     need = None if liger_mlp_x_floor is None else (1 / 1.02 if liger_mlp_x_floor > 1.04 else 1.0)
     check(
@@ -122,46 +132,39 @@ def targets(r):
     return out
 
 
-# issue 10: how much faster than the torchtitan-style path the grouped step must be, by E
-TITAN_SPEEDUP = {8: 1.07}  # E=8; 1.2 at E=32 and E=128 (GROUPED_SPEEDUP_MANY)
-GROUPED_SPEEDUP_MANY = 1.2
 ISSUE_10_ROUTINGS = ("balanced", "skewed")  # the issue's routings (the bench adds ragged)
 
 
 def grouped_targets(r):
     """[(issue, target, value, bound, holds)] for one grouped bench row (issue 10's "done when";
     the errors against float32 are the generated tests', not the bench's)."""
-    E = r["shape"][3]
-    out = []
-
-    def check(name, value, bound, le=True):
-        holds = None if value is None else (value <= bound if le else value >= bound)
-        out.append((10, name, value, bound, holds))
-
-    check("fwd+bwd x grouped floor <= 1.05", ratio(r, "ours_fwd_bwd_ms", "floor_ms"), 1.05)
-    floor_rounds = per_round_x_floor(r, "ours_fwd_bwd_ms", "gmm_ms")
-    out.append((10, "  (fwd+bwd x grouped floor, per round)", floor_rounds, None, None))
-    speedup = TITAN_SPEEDUP.get(E, GROUPED_SPEEDUP_MANY)
-    check(
-        f"torchtitan-style / ours >= {speedup}",
-        ratio(r, "titan_fwd_bwd_ms", "ours_fwd_bwd_ms"),
-        speedup,
-        le=False,
-    )
-    titan_rounds = per_round(r, "titan_fwd_bwd_ms", "ours_fwd_bwd_ms", spread=True)
-    out.append((10, "  (torchtitan-style / ours, per round)", titan_rounds, None, None))
-    check("forward x gmm <= 1.05", ratio(r, "ours_fwd_ms", "gmm_ms"), 1.05)
-    out.append(
-        (
+    speedup = 1.07 if r["shape"][3] == 8 else 1.2  # over the torchtitan-style path: E=8; E=32, 128
+    return [
+        _target(
+            10, "fwd+bwd x grouped floor <= 1.05", ratio(r, "ours_fwd_bwd_ms", "floor_ms"), 1.05
+        ),
+        _spread(10, "fwd+bwd x grouped floor", per_round_x_floor(r, "ours_fwd_bwd_ms", "gmm_ms")),
+        _target(
             10,
-            "  (forward x gmm, per round)",
-            per_round(r, "ours_fwd_ms", "gmm_ms", True),
-            None,
-            None,
-        )
-    )
-    check("kept x torchtitan-style's <= 0.70", ratio(r, "ours_kept_mib", "titan_kept_mib"), 0.70)
-    return out
+            f"torchtitan-style / ours >= {speedup}",
+            ratio(r, "titan_fwd_bwd_ms", "ours_fwd_bwd_ms"),
+            speedup,
+            le=False,
+        ),
+        _spread(
+            10,
+            "torchtitan-style / ours",
+            per_round(r, "titan_fwd_bwd_ms", "ours_fwd_bwd_ms", spread=True),
+        ),
+        _target(10, "forward x gmm <= 1.05", ratio(r, "ours_fwd_ms", "gmm_ms"), 1.05),
+        _spread(10, "forward x gmm", per_round(r, "ours_fwd_ms", "gmm_ms", spread=True)),
+        _target(
+            10,
+            "kept x torchtitan-style's <= 0.70",
+            ratio(r, "ours_kept_mib", "titan_kept_mib"),
+            0.70,
+        ),
+    ]
 
 
 def _fmt(v):
