@@ -1097,12 +1097,19 @@ def run(
     defaults=False,
     routings=(),
     resume=False,
+    time_limit=None,
 ):
     """``defaults``: the shapes are the default set, and a module skips those whose N is not a
     multiple of its CHUNK (gpt-oss's N = 2880 with a 128-column module); given shapes raise.
     ``routings``: those of the T,K,N,E shapes (default: all of ROUTINGS).  ``resume``: keep
     the rows of ``out_dir``'s bench.json (measured with the same GPU model, versions and
-    method: _resumed) and time only the (module, shape, routing) it lacks."""
+    method: _resumed) and time only the (module, shape, routing) it lacks.  ``time_limit``
+    (seconds from the start of this call): a row is not started where it would end past it
+    (its time guessed by _row_guess); the rows left are logged and returned in
+    meta["not_started"] (not saved: a --resume run times them)."""
+    if time_limit is not None and not time_limit > 0:
+        raise BenchError(f"--time-limit must be a positive number of seconds, got {time_limit}")
+    start = time.perf_counter()
     check_routings(routings)
     if routings and not any(len(s) == 4 for s in shapes):
         raise BenchError("--routing is for T,K,N,E shapes (grouped modules); none is timed")
@@ -1128,6 +1135,8 @@ def run(
     meta["hosts"] = [*meta.get("hosts", []), host_id()]  # run i's rows: "run": i
     run_index = len(meta["hosts"]) - 1
     done = {_row_key(r) for r in [*results, *grouped]}
+    took = {_row_key(r): r["bench_s"] for r in [*results, *grouped] if r.get("bench_s")}
+    not_started = []
     out_dir.mkdir(parents=True, exist_ok=True)
 
     def save():  # after every shape: a run stopped part-way keeps what it measured
@@ -1142,8 +1151,14 @@ def run(
             log(f"  {what}: kept from bench.json (--resume)")
             return False
         t0 = time.perf_counter()
+        guess = _row_guess(key, took)
+        if time_limit is not None and t0 - start + guess > time_limit:
+            log(f"  {what}: not started (--time-limit {time_limit:g} s: ~{guess:.0f} s more)")
+            not_started.append(key)
+            return False
         rows.append(bench())
         rows[-1].update(run=run_index, bench_s=round(time.perf_counter() - t0, 1))
+        took[key] = rows[-1]["bench_s"]
         log(f"  {what}: {rows[-1]['bench_s']:.0f} s")
         torch.cuda.empty_cache()
         save()
@@ -1177,7 +1192,18 @@ def run(
         save()
     if results:
         plot(results, out_dir / "bench.png")
+    if not_started:  # (returned, not saved: the file holds what was measured)
+        log(f"--time-limit: {len(not_started)} row(s) not started; --resume times them")
+        return {**meta, "not_started": not_started}, results, grouped
     return meta, results, grouped
+
+
+def _row_guess(key, took):
+    """Seconds the row ``key`` (module, shape, routing) is expected to take, for --time-limit:
+    the longest row of its kind (dense or grouped) timed so far, in this run or in the file it
+    resumes (a row's time is mostly its fixed number of timed rounds and its compiles, not its
+    size), else 0 (the first row always starts)."""
+    return max((s for k, s in took.items() if (k[2] is None) == (key[2] is None)), default=0.0)
 
 
 def host_id():
@@ -1243,7 +1269,9 @@ def launch_paths(mod):
     return sum(1 for entry in entries if entry[1] is not None), len(entries)
 
 
-def run_cli(modules, shapes, out_dir: Path, do_compile=True, routings=(), resume=False) -> None:
+def run_cli(
+    modules, shapes, out_dir: Path, do_compile=True, routings=(), resume=False, time_limit=None
+) -> None:
     """`swiglu-gen bench`: raises BenchError for what the user must fix (exit 2)."""
     defaults = not shapes
     if defaults:  # the dense defaults, and the MoE shapes when a grouped module is benched
@@ -1261,6 +1289,7 @@ def run_cli(modules, shapes, out_dir: Path, do_compile=True, routings=(), resume
         defaults=defaults,
         routings=tuple(routings),
         resume=resume,
+        time_limit=time_limit,
     )
     print(f"{meta['gpu']}, torch {meta['torch']}, triton {meta['triton']}")
     for name, counts in meta.get("direct_launches", {}).items():
@@ -1269,6 +1298,9 @@ def run_cli(modules, shapes, out_dir: Path, do_compile=True, routings=(), resume
         print(table(results))
     if grouped:
         print(grouped_table(grouped))
+    for name, shape, routing in meta.get("not_started", []):
+        said = "x".join(map(str, shape)) + (f" {routing}" if routing else "")
+        print(f"not started (--time-limit): {name} {said}; run again with --resume")
 
 
 if __name__ == "__main__":  # python -m codegen.bench ... == swiglu-gen bench ...

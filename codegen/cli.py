@@ -407,7 +407,17 @@ def _as_gen_error(*errors):
     "method) and time only the shapes it lacks: a run cut off part-way goes on where it "
     "stopped. Without it an existing bench.json is replaced.",
 )
-def bench(modules, shapes, models, list_models, out_dir, routings, no_compile, resume):
+@click.option(
+    "--time-limit",
+    type=float,
+    default=None,
+    metavar="SECONDS",
+    help="Start no shape that would end more than SECONDS after the start (its time guessed "
+    "as the longest shape's timed so far, this run's or the --resume'd file's), so that a run "
+    "under a time limit stops between shapes, not inside one; the shapes left are listed, "
+    "and a later --resume run times them.",
+)
+def bench(modules, shapes, models, list_models, out_dir, routings, no_compile, resume, time_limit):
     """Time generated modules against cuBLAS, eager, torch.compile and Liger (needs a GPU)."""
     from .bench import MODELS, BenchError, run_cli
 
@@ -421,7 +431,9 @@ def bench(modules, shapes, models, list_models, out_dir, routings, no_compile, r
     if not modules:
         raise click.UsageError("Missing argument 'MODULE.py...'.")
     with _as_gen_error(BenchError):
-        run_cli(modules, [*shapes, *models], Path(out_dir), not no_compile, routings, resume)
+        run_cli(
+            modules, [*shapes, *models], Path(out_dir), not no_compile, routings, resume, time_limit
+        )
 
 
 @main.command("bench-model")

@@ -522,13 +522,77 @@ def test_host_id_tells_machines_of_one_name_apart(monkeypatch):
         assert bench.host_id().split()[1] == boot
 
 
-def test_resume_option_reaches_the_bench(monkeypatch):
+def test_resume_and_time_limit_options_reach_the_bench(monkeypatch):
     seen = []
     monkeypatch.setattr(bench, "run_cli", lambda *args: seen.append(args))
-    for flags, resume in [([], False), (["--resume"], True)]:
+    for flags, resume, limit in [
+        ([], False, None),
+        (["--resume"], True, None),
+        (["--time-limit", "500", "--resume"], True, 500.0),
+    ]:
         result = invoke(MODULE, "--shape", "256,64,128", *flags)
         assert result.exit_code == 0, result.output
-        assert seen[-1][-1] is resume
+        assert seen[-1][-2:] == (resume, limit)
+    result = invoke(MODULE, "--shape", "256,64,128", "--time-limit", "soon")
+    assert result.exit_code == 2 and "soon" in result.output
+
+
+def test_time_limit_stops_between_shapes_and_resume_goes_on(monkeypatch, tmp_path, capsys):
+    """bench --time-limit: under a device's time limit a run starts no shape it cannot finish
+    (guessed as the longest shape so far, the resumed file's included), lists what it left,
+    and a --resume run times exactly that."""
+    from pathlib import Path
+    from types import SimpleNamespace
+
+    module = Path(__file__).resolve().parent.parent / MODULE
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda *a: "Fake GPU")
+    monkeypatch.setattr(torch.cuda, "empty_cache", lambda: None)
+    monkeypatch.setattr(bench, "plot", lambda results, path: False)
+    monkeypatch.setattr(bench, "table", lambda rows: "")
+    clock = [0.0]
+    monkeypatch.setattr(bench, "time", SimpleNamespace(perf_counter=lambda: clock[0]))
+    cost = {(256, 64, 128): 100.0, (512, 64, 256): 150.0, (128, 64, 128): 40.0}
+    timed, said = [], []
+
+    def fake_shape(mod, shape, do_compile=True, rounds=bench.ROUNDS, log=print):
+        timed.append(tuple(shape))
+        clock[0] += cost[tuple(shape)]
+        return {"shape": list(shape), "activation": "silu", "module": mod.SPEC["name"]}
+
+    monkeypatch.setattr(bench, "bench_shape", fake_shape)
+    a, b, c = cost
+    # a (100 s) starts (nothing known yet); b is guessed at 100 s and fits (ends at 250 <= 260);
+    # c is guessed at b's 150 s: 250 + 150 > 260, not started
+    meta, results, _ = bench.run([module], [a, b, c], tmp_path, log=said.append, time_limit=260)
+    assert timed == [a, b] and len(results) == 2
+    name = results[0]["module"]
+    assert meta["not_started"] == [(name, c, None)]
+    assert any("not started" in line and "--time-limit 260" in line for line in said)
+    data = json.loads((tmp_path / "bench.json").read_text())
+    assert "not_started" not in data["meta"] and len(data["results"]) == 2  # what was measured
+    # resumed: a and b kept; c fits once the clock starts again
+    timed.clear()
+    clock[0] = 0.0
+    meta, results, _ = bench.run(
+        [module], [a, b, c], tmp_path, log=said.append, resume=True, time_limit=260
+    )
+    assert timed == [c] and "not_started" not in meta and len(results) == 3
+    # the resumed file's times count: with b's 150 s there, a is not started in 120 s
+    (tmp_path / "bench.json").write_text(json.dumps({**data, "results": data["results"][1:]}))
+    timed.clear()
+    clock[0] = 0.0
+    meta, _, _ = bench.run([module], [a, b], tmp_path, log=said.append, resume=True, time_limit=120)
+    assert timed == [] and meta["not_started"] == [(name, a, None)]
+    # the CLI lists what is left
+    monkeypatch.setattr(bench, "launch_paths", lambda mod: (0, 0))
+    clock[0] = 0.0
+    bench.run_cli([str(module)], [a, b], tmp_path, resume=True, time_limit=120)
+    assert f"not started (--time-limit): {name} 256x64x128; run again with --resume" in (
+        capsys.readouterr().out
+    )
+    with pytest.raises(bench.BenchError, match="positive"):
+        bench.run([module], [a], tmp_path, log=said.append, time_limit=0)
 
 
 def test_default_shapes_skip_what_a_module_cannot_run(monkeypatch, tmp_path):
