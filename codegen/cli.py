@@ -412,10 +412,10 @@ def _as_gen_error(*errors):
     type=float,
     default=None,
     metavar="SECONDS",
-    help="Start no shape that would end more than SECONDS after the start (its time guessed "
-    "as the longest shape's timed so far, this run's or the --resume'd file's), so that a run "
-    "under a time limit stops between shapes, not inside one; the shapes left are listed, "
-    "and a later --resume run times them.",
+    help="Start no shape that would end more than SECONDS after the start (its time bounded "
+    "from the shapes timed so far, this run's or the --resume'd file's, by their sizes), so "
+    "that a run under a time limit stops between shapes, not inside one; the shapes left are "
+    "listed, and a later --resume run times them.",
 )
 def bench(modules, shapes, models, list_models, out_dir, routings, no_compile, resume, time_limit):
     """Time generated modules against cuBLAS, eager, torch.compile and Liger (needs a GPU)."""

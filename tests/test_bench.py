@@ -539,8 +539,8 @@ def test_resume_and_time_limit_options_reach_the_bench(monkeypatch):
 
 def test_time_limit_stops_between_shapes_and_resume_goes_on(monkeypatch, tmp_path, capsys):
     """bench --time-limit: under a device's time limit a run starts no shape it cannot finish
-    (guessed as the longest shape so far, the resumed file's included), lists what it left,
-    and a --resume run times exactly that."""
+    (bounded from the shapes timed so far by their sizes, the resumed file's included), lists
+    what it left, and a --resume run times exactly that."""
     from pathlib import Path
     from types import SimpleNamespace
 
@@ -552,6 +552,7 @@ def test_time_limit_stops_between_shapes_and_resume_goes_on(monkeypatch, tmp_pat
     monkeypatch.setattr(bench, "table", lambda rows: "")
     clock = [0.0]
     monkeypatch.setattr(bench, "time", SimpleNamespace(perf_counter=lambda: clock[0]))
+    # sizes M K N: b is 4x a, c half of a
     cost = {(256, 64, 128): 100.0, (512, 64, 256): 150.0, (128, 64, 128): 40.0}
     timed, said = [], []
 
@@ -562,24 +563,27 @@ def test_time_limit_stops_between_shapes_and_resume_goes_on(monkeypatch, tmp_pat
 
     monkeypatch.setattr(bench, "bench_shape", fake_shape)
     a, b, c = cost
-    # a (100 s) starts (nothing known yet); b is guessed at 100 s and fits (ends at 250 <= 260);
-    # c is guessed at b's 150 s: 250 + 150 > 260, not started
+    # a starts (nothing known yet) and ends at 100 s; b may take 4 x 100 s: 500 > 260, not
+    # started; c (smaller than a) at most a's 100 s: 200 <= 260, timed
     meta, results, _ = bench.run([module], [a, b, c], tmp_path, log=said.append, time_limit=260)
-    assert timed == [a, b] and len(results) == 2
+    assert timed == [a, c] and len(results) == 2
     name = results[0]["module"]
-    assert meta["not_started"] == [(name, c, None)]
+    assert meta["not_started"] == [(name, b, None)]
     assert any("not started" in line and "--time-limit 260" in line for line in said)
     data = json.loads((tmp_path / "bench.json").read_text())
     assert "not_started" not in data["meta"] and len(data["results"]) == 2  # what was measured
-    # resumed: a and b kept; c fits once the clock starts again
+    # resumed: a and c kept; b's bound is min(4 x 100, 8 x 40) = 320 s, within 400
     timed.clear()
     clock[0] = 0.0
     meta, results, _ = bench.run(
-        [module], [a, b, c], tmp_path, log=said.append, resume=True, time_limit=260
+        [module], [a, b, c], tmp_path, log=said.append, resume=True, time_limit=400
     )
-    assert timed == [c] and "not_started" not in meta and len(results) == 3
-    # the resumed file's times count: with b's 150 s there, a is not started in 120 s
-    (tmp_path / "bench.json").write_text(json.dumps({**data, "results": data["results"][1:]}))
+    assert timed == [b] and "not_started" not in meta and len(results) == 3
+    assert bench._row_guess((name, (64, 64, 64), None), {}) == 0.0
+    data = json.loads((tmp_path / "bench.json").read_text())
+    # the resumed file's times count: with only b's 150 s there, a (smaller) may take 150 s
+    rows = [r for r in data["results"] if tuple(r["shape"]) == b]
+    (tmp_path / "bench.json").write_text(json.dumps({**data, "results": rows}))
     timed.clear()
     clock[0] = 0.0
     meta, _, _ = bench.run([module], [a, b], tmp_path, log=said.append, resume=True, time_limit=120)
