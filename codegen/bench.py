@@ -192,6 +192,20 @@ def _liger(act_name):
     return liger
 
 
+# A batch of host_us queues its steps' GPU time, which the sync after it waits out: at
+# 16384x8192x28672 (a 70-ms GLU step, 100-ms MLP steps) the bench's batches of 20 queue about
+# 260 s of the row's 341 (2 x 143 steps of each of 3 GLU and 7 MLP steps; v0.43, an H100), for
+# host µs that 4-6 steps per batch tell as well (a step issues in < 1 ms: the host never waits).
+HOST_BATCH_MS = 400  # the GPU time one batch may queue: fewer steps per batch for long steps
+HOST_MIN_STEPS = 4
+
+
+def host_batch(gpu_ms, n=20):
+    """Steps per host_us batch where the longest step takes ``gpu_ms`` of GPU time: ``n``, or
+    as many as HOST_BATCH_MS holds (at least HOST_MIN_STEPS)."""
+    return max(HOST_MIN_STEPS, min(n, math.ceil(HOST_BATCH_MS / max(gpu_ms, 1e-3))))
+
+
 def host_us(steps, n=20, rounds=7, warmup=3, sync=None, clock=None):
     """{name: CPU µs to issue one step}: batches of n steps back to back, no synchronisation
     inside a batch; the implementations take turns batch by batch (interleaved rounds, medians,
@@ -292,7 +306,8 @@ def _interleaved(steps, t, rounds):
 
 def measure_steps(steps, prefix, t, rounds, res, floors=None):
     """Median fwd+bwd ms (interleaved rounds), host µs and peak MiB of each named step; each
-    round's ms too (``{prefix}{name}_fwd_bwd_rounds``, for paired_ratio).
+    round's ms too (``{prefix}{name}_fwd_bwd_rounds``, for paired_ratio); the host µs in
+    batches of ``{prefix}host_batch`` steps (host_batch of the longest step).
 
     ``floors`` ({name: (fn, None)}, optional): the floor's GEMMs, timed in the same rounds
     (listed first, next to the first step) into ``{prefix}{name}_ms``: on an H200 at its power
@@ -302,11 +317,12 @@ def measure_steps(steps, prefix, t, rounds, res, floors=None):
     samples = _interleaved_samples({**floors, **steps}, t, rounds)
     key = {n: f"{prefix}{n}_ms" if n in floors else f"{prefix}{n}_fwd_bwd_ms" for n in samples}
     res.update(_medians_and_rounds({key[n]: v for n, v in samples.items()}))
-    for name, us in host_us({name: step for name, (step, _) in steps.items()}).items():
+    n = res[f"{prefix}host_batch"] = host_batch(max(res[key[name]] for name in steps))
+    for name, us in host_us({name: step for name, (step, _) in steps.items()}, n=n).items():
         res[f"{prefix}{name}_host_us"] = us
     # and as a training loop with zero_grad(set_to_none=True) runs it: no .grad to add into
     none = {name: grads_to_none(step, params) for name, (step, params) in steps.items()}
-    for name, us in host_us(none).items():
+    for name, us in host_us(none, n=n).items():
         res[f"{prefix}{name}_host_none_us"] = us
     for name, (step, params) in steps.items():
         res[f"{prefix}{name}_peak_mib"] = peak_mib(step, params)
@@ -417,7 +433,10 @@ def in_network_step(forward, inputs, grad):
 # Interleaved rounds per measurement, the bench's and tune's (even: each of _round_order's two
 # orders equally often), and how this version times (bench.json's meta: runs of other versions are not comparable).
 ROUNDS = 4
-METHOD = "interleaved rounds, every other reversed; floors timed in the steps' rounds (v0.18)"
+METHOD = (
+    "interleaved rounds, every other reversed; floors timed in the steps' rounds (v0.18); "
+    "host µs in batches of at most HOST_BATCH_MS of GPU time (v0.43)"
+)
 
 
 def fused_glu_call(mod, packed, x, parts=None):

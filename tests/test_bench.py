@@ -383,8 +383,10 @@ def test_floors_are_timed_in_the_rounds_of_the_steps_they_divide(monkeypatch):
     next to the first step), under their own keys; host time and peak only for the steps."""
     from codegen import bench
 
-    order = []
-    monkeypatch.setattr(bench, "host_us", lambda steps: {k: 1.0 for k in steps})
+    order, batches = [], []
+    monkeypatch.setattr(
+        bench, "host_us", lambda steps, n: batches.append(n) or {k: 1.0 for k in steps}
+    )
     monkeypatch.setattr(bench, "peak_mib", lambda step, params: 2.0)
 
     def t(fn, grads):
@@ -402,6 +404,18 @@ def test_floors_are_timed_in_the_rounds_of_the_steps_they_divide(monkeypatch):
     assert (
         res["mlp_ours_fwd_bwd_rounds"] == [3.5, 3.5] and res["mlp_floor_gemm_rounds"] == [1.0] * 2
     )
+    assert batches == [20, 20] and res["mlp_host_batch"] == 20  # short steps: batches of 20
+
+
+def test_host_batches_of_long_steps_queue_a_bounded_gpu_time():
+    """host_us's batches queue at most HOST_BATCH_MS of GPU time (the sync after a batch waits
+    it out: 20 steps of a 100-ms MLP step were 2 s per batch), at least HOST_MIN_STEPS steps."""
+    from codegen import bench
+
+    assert bench.host_batch(0.3) == bench.host_batch(10.0) == 20
+    assert bench.host_batch(70.0) == 6 and bench.host_batch(100.0) == bench.HOST_MIN_STEPS == 4
+    assert bench.host_batch(5000.0) == 4 and bench.host_batch(0.0) == 20
+    assert bench.host_batch(30.0, n=5) == 5
 
 
 def test_paired_ratio_divides_within_each_round():
