@@ -20,7 +20,7 @@ from collections import defaultdict
 import torch
 
 sys.path.insert(0, ".")
-from codegen.bench import _mlps, load_module  # noqa: E402
+from codegen.bench import _interleaved_samples, _mlps, fmt_ratio, load_module  # noqa: E402
 
 ROUNDS, STEPS, PROFILED = 8, 10, 3
 NAMES = ("ours", "ours_compiled", "eager")
@@ -37,31 +37,46 @@ def _step(model, x, dz):
     return step
 
 
-def _ms_per_step(step):
+def ms_per_call(fn, calls):
+    """GPU ms per call of ``fn`` over ``calls`` calls back to back (CUDA events)."""
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     start.record()
-    for _ in range(STEPS):
-        step()
+    for _ in range(calls):
+        fn()
     end.record()
     end.synchronize()
-    return start.elapsed_time(end) / STEPS
+    return start.elapsed_time(end) / calls
 
 
-def _kernels(step):
-    """{kernel name: (calls, µs)} per step, from torch.profiler over PROFILED steps."""
+def interleaved_ms(fns, calls, rounds):
+    """{name: [ms per call in each round]}: the bench's interleaved rounds (every other one
+    reversed) of ``calls`` calls of each function."""
+    timed = {name: (fn, None) for name, fn in fns.items()}
+    return _interleaved_samples(timed, lambda fn, _: ms_per_call(fn, calls), rounds)
+
+
+def per_round(xs, ys):
+    """ "median [min, max]" of xs[i] / ys[i] over the rounds."""
+    ratios = [x / y for x, y in zip(xs, ys)]
+    return fmt_ratio((statistics.median(ratios), min(ratios), max(ratios)))
+
+
+def cuda_kernels(fn, calls=1):
+    """{kernel name: (launches, µs)} per call of ``fn``, from torch.profiler over ``calls``
+    calls, in the order the kernels first ran."""
     from torch.profiler import ProfilerActivity, profile
 
     torch.cuda.synchronize()
     with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        for _ in range(PROFILED):
-            step()
+        for _ in range(calls):
+            fn()
         torch.cuda.synchronize()
     out = defaultdict(lambda: [0, 0.0])
     for e in prof.events():
         if e.device_type == torch.autograd.DeviceType.CUDA:
             out[e.name][0] += 1
             out[e.name][1] += e.device_time
-    return {k: (c / PROFILED, us / PROFILED) for k, (c, us) in out.items()}
+    return {k: (n / calls, us / calls) for k, (n, us) in out.items()}
 
 
 def main(path, shapes):
@@ -80,21 +95,16 @@ def main(path, shapes):
             for _ in range(3):
                 step()
         torch.cuda.synchronize()
-        times = defaultdict(list)
-        for r in range(ROUNDS):
-            for name in NAMES if r % 2 == 0 else reversed(NAMES):
-                times[name].append(_ms_per_step(steps[name]))
+        times = interleaved_ms(steps, STEPS, ROUNDS)
         print(f"\n{M}x{K}x{N}: ms per step, median [min, max] of {ROUNDS} rounds")
         for name in NAMES:
             ts = times[name]
-            paired = [a / b for a, b in zip(ts, times["ours"])]
             print(
                 f"  {name:14s} {statistics.median(ts):8.3f} [{min(ts):.3f}, {max(ts):.3f}]"
-                f"   x ours per round {statistics.median(paired):.3f} "
-                f"[{min(paired):.3f}, {max(paired):.3f}]"
+                f"   x ours per round {per_round(ts, times['ours'])}"
             )
         for name in NAMES:
-            ks = _kernels(steps[name])
+            ks = cuda_kernels(steps[name], PROFILED)
             total = sum(us for _, us in ks.values())
             print(f"\n  {name}: {total:.0f} µs of kernels per step, {len(ks)} kernels")
             for k, (calls, us) in sorted(ks.items(), key=lambda kv: -kv[1][1]):

@@ -14,9 +14,9 @@ each form ran (torch.profiler)."""
 
 import statistics
 import sys
-from collections import defaultdict
 
 import torch
+from compiled_mlp_profile import cuda_kernels, interleaved_ms, per_round  # (scripts/)
 
 ROUNDS, REPS = 8, 10
 SHAPES = [(11136, 3584, 14336), (8192, 4096, 14336), (4096, 2048, 5632), (16384, 8192, 28672)]
@@ -47,25 +47,9 @@ def _forms(M, K, N):
     }
 
 
-def _ms(fn):
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    for _ in range(REPS):
-        fn()
-    end.record()
-    end.synchronize()
-    return start.elapsed_time(end) / REPS
-
-
 def _kernel_names(fn):
-    from torch.profiler import ProfilerActivity, profile
-
-    torch.cuda.synchronize()
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        fn()
-        torch.cuda.synchronize()
-    names = [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
-    return ", ".join(n.replace("nvjet_sm90_tst_", "")[:48] for n in names)
+    kernels = cuda_kernels(fn).items()
+    return ", ".join(f"{c:g}x {n.replace('nvjet_sm90_tst_', '')[:48]}" for n, (c, _) in kernels)
 
 
 def main(shapes):
@@ -75,17 +59,13 @@ def main(shapes):
         names = list(forms)
         for fn in forms.values():
             fn()
-        times = defaultdict(list)
-        for r in range(ROUNDS):
-            for name in names if r % 2 == 0 else reversed(names):
-                times[name].append(_ms(forms[name]))
+        times = interleaved_ms(forms, REPS, ROUNDS)
         print(f"\n{M}x{K}x{N}")
         for name in names:
             base = times["wgrad one GEMM" if name.startswith("wgrad") else "dgrad one GEMM"]
-            paired = [a / b for a, b in zip(times[name], base)]
             print(
                 f"  {name:32s} {statistics.median(times[name]):7.3f} ms  x one GEMM per round "
-                f"{statistics.median(paired):.3f} [{min(paired):.3f}, {max(paired):.3f}]   "
+                f"{per_round(times[name], base)}   "
                 f"{_kernel_names(forms[name])}"
             )
         del forms

@@ -435,16 +435,22 @@ def test_paired_ratio_divides_within_each_round():
     assert bench._fmt_paired({}, "ours_fwd_bwd", "liger_fwd_bwd") == "-"  # a report from before
 
 
-def test_bench_json_says_how_it_was_timed(monkeypatch, tmp_path):
+@pytest.fixture
+def fake_gpu(monkeypatch):
+    """bench.run's view of the machine on a CPU: a CUDA device named "Fake GPU", no cache to
+    empty, no plot."""
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda *a: "Fake GPU")
+    monkeypatch.setattr(torch.cuda, "empty_cache", lambda: None)
+    monkeypatch.setattr(bench, "plot", lambda results, path: False)
+
+
+def test_bench_json_says_how_it_was_timed(monkeypatch, tmp_path, fake_gpu):
     """bench.json's meta names the rounds and the timing method: a report from another version
     of the bench (other floors, other ordering) is not comparable ratio for ratio."""
     from pathlib import Path
 
     module = Path(__file__).resolve().parent.parent / MODULE
-    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
-    monkeypatch.setattr(torch.cuda, "get_device_name", lambda *a: "Fake GPU")
-    monkeypatch.setattr(torch.cuda, "empty_cache", lambda: None)
-    monkeypatch.setattr(bench, "plot", lambda results, path: False)
     seen = []
 
     def fake_shape(mod, shape, do_compile=True, rounds=bench.ROUNDS, log=print):
@@ -459,17 +465,13 @@ def test_bench_json_says_how_it_was_timed(monkeypatch, tmp_path):
     assert "reversed" in meta["method"] and "floors" in meta["method"]
 
 
-def test_resume_keeps_the_rows_measured_and_times_only_the_rest(monkeypatch, tmp_path):
+def test_resume_keeps_the_rows_measured_and_times_only_the_rest(monkeypatch, tmp_path, fake_gpu):
     """bench --resume: a run cut off part-way (a device's time limit) goes on in another
     process, perhaps on another host of the same GPU model: the rows already in bench.json are
     kept, each row says which run made it, and a file measured otherwise is refused."""
     from pathlib import Path
 
     module = Path(__file__).resolve().parent.parent / MODULE
-    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
-    monkeypatch.setattr(torch.cuda, "get_device_name", lambda *a: "Fake GPU")
-    monkeypatch.setattr(torch.cuda, "empty_cache", lambda: None)
-    monkeypatch.setattr(bench, "plot", lambda results, path: False)
     monkeypatch.setattr(bench, "table", lambda rows: "")
     timed, said = [], []
 
@@ -551,7 +553,9 @@ def test_resume_and_time_limit_options_reach_the_bench(monkeypatch):
     assert result.exit_code == 2 and "soon" in result.output
 
 
-def test_time_limit_stops_between_shapes_and_resume_goes_on(monkeypatch, tmp_path, capsys):
+def test_time_limit_stops_between_shapes_and_resume_goes_on(
+    monkeypatch, tmp_path, capsys, fake_gpu
+):
     """bench --time-limit: under a device's time limit a run starts no shape it cannot finish
     (bounded from the shapes timed so far by their sizes, the resumed file's included), lists
     what it left, and a --resume run times exactly that."""
@@ -559,10 +563,6 @@ def test_time_limit_stops_between_shapes_and_resume_goes_on(monkeypatch, tmp_pat
     from types import SimpleNamespace
 
     module = Path(__file__).resolve().parent.parent / MODULE
-    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
-    monkeypatch.setattr(torch.cuda, "get_device_name", lambda *a: "Fake GPU")
-    monkeypatch.setattr(torch.cuda, "empty_cache", lambda: None)
-    monkeypatch.setattr(bench, "plot", lambda results, path: False)
     monkeypatch.setattr(bench, "table", lambda rows: "")
     clock = [0.0]
     monkeypatch.setattr(bench, "time", SimpleNamespace(perf_counter=lambda: clock[0]))
@@ -613,7 +613,7 @@ def test_time_limit_stops_between_shapes_and_resume_goes_on(monkeypatch, tmp_pat
         bench.run([module], [a], tmp_path, log=said.append, time_limit=0)
 
 
-def test_default_shapes_skip_what_a_module_cannot_run(monkeypatch, tmp_path):
+def test_default_shapes_skip_what_a_module_cannot_run(monkeypatch, tmp_path, fake_gpu):
     """The default MoE set has gpt-oss's N = 2880, which a 128-column grouped module cannot
     run: with the defaults it is skipped (and said), a given shape still raises."""
     from pathlib import Path
@@ -621,10 +621,6 @@ def test_default_shapes_skip_what_a_module_cannot_run(monkeypatch, tmp_path):
     module = (
         Path(__file__).resolve().parent.parent / "generated/glu_silu_bf16_bn128_sm90_grouped.py"
     )
-    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
-    monkeypatch.setattr(torch.cuda, "get_device_name", lambda *a: "Fake GPU")
-    monkeypatch.setattr(torch.cuda, "empty_cache", lambda: None)
-    monkeypatch.setattr(bench, "plot", lambda results, path: False)
     monkeypatch.setattr(bench, "launch_paths", lambda mod: (0, 0))
     timed, said = [], []
 
