@@ -207,10 +207,18 @@ def host_batch(gpu_ms, n=20):
 
 
 def host_us(steps, n=20, rounds=7, warmup=3, sync=None, clock=None):
-    """{name: CPU µs to issue one step}: batches of n steps back to back, no synchronisation
-    inside a batch; the implementations take turns batch by batch (interleaved rounds, medians,
-    every other round in reverse order: _round_order), so a host that slows down or speeds up
-    (these VMs move by +-30-50%) biases none of them.
+    """{name: CPU µs to issue one step}: the median of host_us_rounds' rounds."""
+    samples = host_us_rounds(steps, n, rounds, warmup, sync, clock)
+    return {name: statistics.median(v) for name, v in samples.items()}
+
+
+def host_us_rounds(steps, n=20, rounds=7, warmup=3, sync=None, clock=None):
+    """{name: [CPU µs to issue one step, per round]}: batches of n steps back to back, no
+    synchronisation inside a batch; the implementations take turns batch by batch (interleaved
+    rounds, every other round in reverse order: _round_order), so a host that slows down or
+    speeds up (these VMs move by +-30-50%, and a whole host can halve its speed between two
+    rounds: perf log v0.44) biases none of them, and two steps' batches of one round, issued
+    next to each other, share the host's state (paired_ratio over these rounds).
 
     The GPU queue holds far more than n steps' launches, so this is what the host spends
     (Python, dispatch, autograd, launches), not what the GPU does.  ``sync`` (default
@@ -233,7 +241,7 @@ def host_us(steps, n=20, rounds=7, warmup=3, sync=None, clock=None):
                 step()
             samples[name].append((clock() - t0) / n * 1e6)
             sync()
-    return {name: statistics.median(v) for name, v in samples.items()}
+    return samples
 
 
 def queued_rounds(steps, rounds, n, setup=None, sync=None, clock=None):
@@ -307,7 +315,8 @@ def _interleaved(steps, t, rounds):
 def measure_steps(steps, prefix, t, rounds, res, floors=None):
     """Median fwd+bwd ms (interleaved rounds), host µs and peak MiB of each named step; each
     round's ms too (``{prefix}{name}_fwd_bwd_rounds``, for paired_ratio); the host µs in
-    batches of ``{prefix}host_batch`` steps (host_batch of the longest step).
+    batches of ``{prefix}host_batch`` steps (host_batch of the longest step), each round's too
+    (``{prefix}{name}_host_us_rounds``, ``{prefix}{name}_host_none_us_rounds``).
 
     ``floors`` ({name: (fn, None)}, optional): the floor's GEMMs, timed in the same rounds
     (listed first, next to the first step) into ``{prefix}{name}_ms``: on an H200 at its power
@@ -318,12 +327,16 @@ def measure_steps(steps, prefix, t, rounds, res, floors=None):
     key = {n: f"{prefix}{n}_ms" if n in floors else f"{prefix}{n}_fwd_bwd_ms" for n in samples}
     res.update(_medians_and_rounds({key[n]: v for n, v in samples.items()}))
     n = res[f"{prefix}host_batch"] = host_batch(max(res[key[name]] for name in steps))
-    for name, us in host_us({name: step for name, (step, _) in steps.items()}, n=n).items():
-        res[f"{prefix}{name}_host_us"] = us
-    # and as a training loop with zero_grad(set_to_none=True) runs it: no .grad to add into
+    # with .grad accumulated, and as a training loop with zero_grad(set_to_none=True) runs it
+    # (no .grad to add into); each with its rounds (paired_ratio(r, "ours_host_us", ...))
     none = {name: grads_to_none(step, params) for name, (step, params) in steps.items()}
-    for name, us in host_us(none, n=n).items():
-        res[f"{prefix}{name}_host_none_us"] = us
+    for what, batch in (
+        ("host_us", {name: s for name, (s, _) in steps.items()}),
+        ("host_none_us", none),
+    ):
+        for name, us in host_us_rounds(batch, n=n).items():
+            res[f"{prefix}{name}_{what}"] = statistics.median(us)
+            res[f"{prefix}{name}_{what}_rounds"] = us
     for name, (step, params) in steps.items():
         res[f"{prefix}{name}_peak_mib"] = peak_mib(step, params)
         for p in params:
@@ -1051,8 +1064,9 @@ def bench_grouped_shape(mod, shape, routing, rounds=ROUNDS, log=print, device="c
     res["floor_ms"] = 3 * res["gmm_ms"]
     if timer is None:  # on the GPU: the host's µs per step too (a CPU timer has no CUDA queue)
         fwd_bwd = {"ours": steps["ours_fwd_bwd_ms"][0], "titan": steps["titan_fwd_bwd_ms"][0]}
-        for name, us in host_us(fwd_bwd, n=5, rounds=5).items():
-            res[f"{name}_host_us"] = us
+        for name, us in host_us_rounds(fwd_bwd, n=5, rounds=5).items():
+            res[f"{name}_host_us"] = statistics.median(us)
+            res[f"{name}_host_us_rounds"] = us
     res["ours_kept_mib"] = _kept_mib(ours)
     res["titan_kept_mib"] = _kept_mib(titan)
     with torch.no_grad():

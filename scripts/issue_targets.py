@@ -68,12 +68,17 @@ def targets(r):
 
     # issue 8: the GLU step
     check(8, "host µs <= eager's", r.get("ours_host_us"), r.get("eager_host_us"))
+    # ours / eager in each round of host_us_rounds (a host can halve its speed between two
+    # rounds, which moves two medians apart: perf log v0.44)
+    out.append(_spread(8, "host µs x eager's", paired_ratio(r, "ours_host_us", "eager_host_us")))
     check(
         8,
         "host µs <= eager's, grads None",
         r.get("ours_host_none_us"),
         r.get("eager_host_none_us"),
     )
+    none_rounds = paired_ratio(r, "ours_host_none_us", "eager_host_none_us")
+    out.append(_spread(8, "host µs x eager's, grads None", none_rounds))
     check(8, "fwd+bwd x eager <= 0.95", ratio(r, "ours_fwd_bwd_ms", "eager_fwd_bwd_ms"), 0.95)
     # how far the rounds agree (a host-bound step moves with the host: perf log v0.41)
     x_eager = per_round(r, "ours_fwd_bwd_ms", "eager_fwd_bwd_ms", spread=True)

@@ -303,6 +303,36 @@ def test_host_us_interleaves_and_takes_medians():
     assert 100 <= res["a"] <= 110 and 200 <= res["b"] <= 225
 
 
+def test_host_us_rounds_keep_each_round_for_paired_ratios():
+    """A host that halves its speed between two rounds (perf log v0.44: a VM's rounds went from
+    ~350 to ~650 µs mid-run) moves the medians of two steps apart when their rounds fall on
+    either side of it; the rounds, kept, pair each step's batch with the other's of the same
+    round, and the ratio per round cancels the host's speed."""
+    from codegen import bench
+
+    now, batch = [0.0], [0]
+    cost = {"ours": 100e-6, "eager": 110e-6}
+
+    def step_of(name):
+        def step():
+            slow = 2.0 if batch[0] >= 9 else 1.0  # half speed from round 4 on (1 + 2 syncs each)
+            now[0] += cost[name] * slow
+
+        return step
+
+    def sync():
+        batch[0] += 1
+
+    steps = {name: step_of(name) for name in cost}
+    rounds = bench.host_us_rounds(steps, n=4, rounds=7, warmup=1, sync=sync, clock=lambda: now[0])
+    assert [len(v) for v in rounds.values()] == [7, 7]
+    assert rounds["ours"][:3] == pytest.approx([100.0] * 3)
+    assert rounds["ours"][-3:] == pytest.approx([200.0] * 3)
+    row = {f"{k}_host_us_rounds": v for k, v in rounds.items()}
+    median, low, high = bench.paired_ratio(row, "ours_host_us", "eager_host_us")
+    assert (median, low, high) == pytest.approx((100 / 110,) * 3)
+
+
 def test_queued_rounds_time_the_host_to_its_last_call_and_the_wall_to_the_sync():
     """A step whose host waits on the GPU (the MoE loop's event): the host time stops at the
     batch's last return, the wall time at the sync after it; setup runs before each batch, in
@@ -385,7 +415,9 @@ def test_floors_are_timed_in_the_rounds_of_the_steps_they_divide(monkeypatch):
 
     order, batches = [], []
     monkeypatch.setattr(
-        bench, "host_us", lambda steps, n: batches.append(n) or {k: 1.0 for k in steps}
+        bench,
+        "host_us_rounds",
+        lambda steps, n: batches.append(n) or {k: [1.0, 3.0, 2.0] for k in steps},
     )
     monkeypatch.setattr(bench, "peak_mib", lambda step, params: 2.0)
 
@@ -399,8 +431,9 @@ def test_floors_are_timed_in_the_rounds_of_the_steps_they_divide(monkeypatch):
     assert order == ["floor_gemm", "ours", "eager", "eager", "ours", "floor_gemm"]
     assert res["mlp_floor_gemm_ms"] == 1.0 and res["mlp_ours_fwd_bwd_ms"] == 3.5
     assert "mlp_floor_gemm_host_us" not in res and "mlp_floor_gemm_peak_mib" not in res
-    assert res["mlp_ours_host_us"] == 1.0 and res["mlp_eager_peak_mib"] == 2.0
-    assert res["mlp_ours_host_none_us"] == 1.0 and "mlp_floor_gemm_host_none_us" not in res
+    assert res["mlp_ours_host_us"] == 2.0 and res["mlp_eager_peak_mib"] == 2.0  # the median
+    assert res["mlp_ours_host_none_us"] == 2.0 and "mlp_floor_gemm_host_none_us" not in res
+    assert res["mlp_eager_host_us_rounds"] == res["mlp_ours_host_none_us_rounds"] == [1, 3, 2]
     assert (
         res["mlp_ours_fwd_bwd_rounds"] == [3.5, 3.5] and res["mlp_floor_gemm_rounds"] == [1.0] * 2
     )

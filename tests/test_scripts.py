@@ -202,12 +202,18 @@ def test_issue_targets_checks_each_bound_and_never_calls_a_missing_value_met():
         "floor_gemm_rounds": [0.28, 0.30],
         "ours_host_us": 350.0,
         "eager_host_us": 330.0,
+        "ours_host_us_rounds": [300.0, 600.0, 350.0],  # the host halved its speed in round 2
+        "eager_host_us_rounds": [320.0, 640.0, 330.0],
         "ours_net_peak_mib": 132.0,
         "liger_net_peak_mib": 132.0,
     }
     got = {name: (value, bound, holds) for _, name, value, bound, holds in targets(row)}
     assert got["host µs <= eager's"] == (350.0, 330.0, False)
     assert got["host µs <= eager's, grads None"] == (None, None, None)  # not in this row
+    # per round (ours and eager issued next to each other): below eager's in two rounds of three
+    (median, low, high), bound, holds = got["  (host µs x eager's, per round)"]
+    assert (median, low, high) == (600 / 640, 300 / 320, 350 / 330) and bound is holds is None
+    assert got["  (host µs x eager's, grads None, per round)"][0] is None  # no rounds
     assert got["fwd+bwd x eager <= 0.95"][2] is True
     # the rounds' own ratios, median [min, max]: information beside the target, not a target
     (median, low, high), bound, holds = got["  (fwd+bwd x eager, per round)"]
