@@ -36,9 +36,11 @@ sys.path.insert(0, ".")
 from codegen.bench import (  # noqa: E402
     _eager_glu,
     _round_order,
+    fmt_ratio,
     fused_glu_call,
     glu_step_inputs,
     grads_to_none,
+    paired_ratio,
     script_args,
     with_constants,
     write_results,
@@ -153,6 +155,18 @@ def rounds(steps):
     }
 
 
+def report(got):
+    """rounds()' result as lines: each path's wall / CPU µs, and its wall over eager's batch of
+    the same round (grads None: over eager's with grads None), median [min, max]: a host can
+    halve its speed between two rounds, which moves two medians apart (perf log v0.44)."""
+    lines = ["  path: wall / CPU µs; per round x eager's"]
+    for k, (w, c, walls) in got.items():
+        base = got.get("eager, grad None" if k.endswith("grad None") else "eager")
+        rounds = {"a_rounds": walls, "b_rounds": base[2] if base else None}
+        lines.append(f"  {k:22s} {w:7.1f} / {c:7.1f}   {fmt_ratio(paired_ratio(rounds, 'a', 'b'))}")
+    return lines
+
+
 def runtime_calls(step):
     """(CUDA runtime / driver calls per step: [name, count, µs], top self-CPU ops: same)."""
     torch.cuda.synchronize()
@@ -181,8 +195,8 @@ def main():
         steps = steps_for(mod, M, K, N)
         got = rounds(steps)
         print(f"{M}x{K}x{N}: µs per queued step, wall / process CPU (medians of {ROUNDS} rounds)")
-        for k, (w, c, _) in got.items():
-            print(f"  {k:22s} {w:7.1f} / {c:7.1f}")
+        for line in report(got):
+            print(line)
         row = {"shape": [M, K, N], "host": {k: list(v) for k, v in got.items()}, "profile": {}}
         for name in os.environ.get("PROFILE", "eager;ours;bare").split(";"):
             calls, top = runtime_calls(steps[name])

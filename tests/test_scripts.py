@@ -358,3 +358,23 @@ def test_host_gap_skeletons_make_the_gradients_they_stand_for(monkeypatch):
         host_gap.BareParts.apply(x, a, b, joined, split).backward(torch.ones(5, 6))
         assert calls == want, split
         assert (x.grad.shape, a.grad.shape, b.grad.shape) == (x.shape, a.shape, b.shape)
+
+
+def test_host_gap_reports_each_path_over_eager_in_the_same_round():
+    """host_gap's report: beside each path's medians, its wall time over eager's batch of the
+    same round (a path with grads None over eager's with grads None), median [min, max]; a host
+    that halves its speed between rounds (here: round 2) cancels out of the ratios."""
+    host_gap = _script_module("host_gap")
+    got = {
+        "eager": (300.0, 290.0, [300, 600, 310]),
+        "eager, grad None": (280.0, 270.0, [280, 560, 290]),
+        "ours": (330.0, 320.0, [270, 540, 330]),
+        "ours, grad None": (250.0, 240.0, [252, 504, 261]),
+    }
+    lines = host_gap.report(got)
+    assert lines[0].startswith("  path")
+    row = {line.split()[0] + (" None" if "None" in line else ""): line for line in lines[1:]}
+    assert row["eager"].endswith("1.000 [1.000, 1.000]")
+    assert row["ours"].endswith("0.900 [0.900, 1.065]")  # 270/300, 540/600, 330/310
+    assert row["ours, None"].endswith("0.900 [0.900, 0.900]")
+    assert host_gap.report({"ours": (1.0, 1.0, [1.0])})[1].endswith("-")  # no eager to pair
