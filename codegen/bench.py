@@ -206,6 +206,21 @@ def host_batch(gpu_ms, n=20):
     return max(HOST_MIN_STEPS, min(n, math.ceil(HOST_BATCH_MS / max(gpu_ms, 1e-3))))
 
 
+def cuda_ms_per_call(fn, calls):
+    """GPU ms per call of ``fn``: ``calls`` calls back to back between two CUDA events, after a
+    synchronize (nothing queued before them is counted)."""
+    import torch
+
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    torch.cuda.synchronize()
+    start.record()
+    for _ in range(calls):
+        fn()
+    end.record()
+    end.synchronize()
+    return start.elapsed_time(end) / calls
+
+
 def host_us(steps, n=20, rounds=7, warmup=3, sync=None, clock=None):
     """{name: CPU µs to issue one step}: the median of host_us_rounds' rounds."""
     samples = host_us_rounds(steps, n, rounds, warmup, sync, clock)

@@ -33,7 +33,7 @@ import json
 import statistics
 from pathlib import Path
 
-from .bench import MODELS, BenchError, _liger, _round_order, host_us
+from .bench import MODELS, BenchError, _liger, _round_order, cuda_ms_per_call, host_us
 
 # Attention sizes of the dense models in MODELS (num_attention_heads, num_key_value_heads,
 # head_dim), from their Hugging Face configs.  The decoder built is Llama's architecture at
@@ -355,16 +355,7 @@ def _errors(models, ids, probe):
 
 
 def _cuda_timer(fn):
-    import torch
-
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    torch.cuda.synchronize()
-    start.record()
-    for _ in range(STEPS_PER_SAMPLE):
-        fn()
-    end.record()
-    end.synchronize()
-    return start.elapsed_time(end) / STEPS_PER_SAMPLE
+    return cuda_ms_per_call(fn, STEPS_PER_SAMPLE)
 
 
 def _kernel_ms(step, steps=2):

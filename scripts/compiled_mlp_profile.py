@@ -20,7 +20,13 @@ from collections import defaultdict
 import torch
 
 sys.path.insert(0, ".")
-from codegen.bench import _interleaved_samples, _mlps, fmt_ratio, load_module  # noqa: E402
+from codegen.bench import (  # noqa: E402
+    _interleaved_samples,
+    _mlps,
+    cuda_ms_per_call,
+    fmt_ratio,
+    load_module,
+)
 
 ROUNDS, STEPS, PROFILED = 8, 10, 3
 NAMES = ("ours", "ours_compiled", "eager")
@@ -37,22 +43,11 @@ def _step(model, x, dz):
     return step
 
 
-def ms_per_call(fn, calls):
-    """GPU ms per call of ``fn`` over ``calls`` calls back to back (CUDA events)."""
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    for _ in range(calls):
-        fn()
-    end.record()
-    end.synchronize()
-    return start.elapsed_time(end) / calls
-
-
 def interleaved_ms(fns, calls, rounds):
     """{name: [ms per call in each round]}: the bench's interleaved rounds (every other one
     reversed) of ``calls`` calls of each function."""
     timed = {name: (fn, None) for name, fn in fns.items()}
-    return _interleaved_samples(timed, lambda fn, _: ms_per_call(fn, calls), rounds)
+    return _interleaved_samples(timed, lambda fn, _: cuda_ms_per_call(fn, calls), rounds)
 
 
 def per_round(xs, ys):

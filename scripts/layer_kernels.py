@@ -26,7 +26,13 @@ from torch.profiler import ProfilerActivity, profile  # noqa: E402
 
 sys.path.insert(0, ".")
 sys.path.insert(0, "tests")
-from codegen.bench import _liger, _round_order, load_module, write_results  # noqa: E402
+from codegen.bench import (  # noqa: E402
+    _liger,
+    _round_order,
+    cuda_ms_per_call,
+    load_module,
+    write_results,
+)
 
 DEVICE = "cpu" if SMOKE else "cuda"
 
@@ -82,14 +88,7 @@ def timed(step, n=5):
         t0 = time.perf_counter()
         step()
         return (time.perf_counter() - t0) * 1e3
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    torch.cuda.synchronize()
-    start.record()
-    for _ in range(n):
-        step()
-    end.record()
-    end.synchronize()
-    return start.elapsed_time(end) / n
+    return cuda_ms_per_call(step, n)
 
 
 def kernels(step, n=3):

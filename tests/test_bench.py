@@ -801,3 +801,33 @@ def test_fused_glu_call_holds_the_weight_as_fused_glu_does():
     assert isinstance(calls[-1], tuple) and torch.equal(torch.cat(calls[-1]), small)
     del mod._weight_parts_wanted  # a module from before v0.38: parts whatever the size
     assert len(fused_glu_call(mod, small, x)[1]) == 3
+
+
+def test_cuda_ms_per_call_times_the_calls_between_two_events_after_a_sync(monkeypatch):
+    """cuda_ms_per_call (the bench-model timer and the scripts' one): a synchronize, then the
+    start event, ``calls`` calls, the end event; the elapsed time divided by the calls."""
+    import torch
+
+    from codegen import bench
+
+    log = []
+
+    class Event:
+        def __init__(self, enable_timing):
+            assert enable_timing
+            self.t = None
+
+        def record(self):
+            log.append("record")
+            self.t = len(log)
+
+        def synchronize(self):
+            log.append("end sync")
+
+        def elapsed_time(self, end):
+            return 6.0 * (end.t - self.t - 1)  # 6 ms per call logged in between
+
+    monkeypatch.setattr(torch.cuda, "Event", Event)
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda: log.append("sync"))
+    assert bench.cuda_ms_per_call(lambda: log.append("call"), 3) == 6.0
+    assert log == ["sync", "record", "call", "call", "call", "record", "end sync"]
