@@ -11,6 +11,10 @@ batches of 20 queued steps, every other round reversed, medians), host µs per s
   from PARTS_MIN_WEIGHT on);
 - ours packed: glu(x, packed) with one [2N, K] leaf;
 - bare: an autograd.Function with our step's allocations and backward GEMMs, no Triton;
+- minimal: bare plus our two launches, through the module's own launchers and launch plans
+  (``_launch_forward``, ``_launch_backward``) and nothing else of its Python: ours packed minus
+  minimal is what glu's checks, rules and bookkeeping cost the host, minimal minus bare what
+  the two Triton launches cost;
 
 each with gradients accumulated into .grad (the bench's way: one add per leaf) and with .grad
 set to None before every step (zero_grad's way), as wall µs and as the process's CPU µs
@@ -101,6 +105,29 @@ class BareParts(torch.autograd.Function):
         return grad_x, grad_a, grad_b, None, None
 
 
+def minimal_function(mod):
+    """Bare with the module's two launches (the forward kernel into out and one factor buffer,
+    the factor pass in place): the least Python our step can be made of."""
+
+    class Minimal(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, weight):
+            M, N = x.shape[0], weight.shape[0] // 2
+            out = x.new_empty(M, N)
+            buf = x.new_empty(M, 2 * N)
+            mod._launch_forward(x, weight, None, out, buf, buf, N, mod.WRITE_FACTORS)
+            ctx.save_for_backward(x, weight, buf)
+            return out
+
+        @staticmethod
+        def backward(ctx, dy):
+            x, weight, buf = ctx.saved_tensors
+            mod._launch_backward(dy, buf, None, buf.shape[1] // 2)
+            return torch.mm(buf, weight), torch.mm(buf.t(), x)
+
+    return Minimal
+
+
 def steps_for(mod, M, K, N):
     """{path: a step} for the paths above, each also with its leaves' gradients set to None."""
     x, gate_w, up_w, dy = glu_step_inputs(mod, M, K, N)
@@ -113,6 +140,7 @@ def steps_for(mod, M, K, N):
         "ours": (ours, ours_inputs),
         "ours packed": (mod.glu, (x, w_packed)),
         "bare": (Bare.apply, (x, w_packed)),
+        "minimal": (minimal_function(mod).apply, (x, w_packed)),
     }
     if len(ours_inputs) == 3:  # FusedGLU's parts: the same without the split, and bare both ways
         joined = torch.cat([t.detach() for t in ours_inputs[1:]])
@@ -198,7 +226,7 @@ def main():
         for line in report(got):
             print(line)
         row = {"shape": [M, K, N], "host": {k: list(v) for k, v in got.items()}, "profile": {}}
-        for name in os.environ.get("PROFILE", "eager;ours;bare").split(";"):
+        for name in filter(None, os.environ.get("PROFILE", "eager;ours;bare").split(";")):
             calls, top = runtime_calls(steps[name])
             row["profile"][name] = {"runtime": calls, "top": top}
             print(f"  --- {name}: CUDA runtime/driver calls per step (count, µs, profiler on)")

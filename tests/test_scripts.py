@@ -378,3 +378,42 @@ def test_host_gap_reports_each_path_over_eager_in_the_same_round():
     assert row["ours"].endswith("0.900 [0.900, 1.065]")  # 270/300, 540/600, 330/310
     assert row["ours, None"].endswith("0.900 [0.900, 0.900]")
     assert host_gap.report({"ours": (1.0, 1.0, [1.0])})[1].endswith("-")  # no eager to pair
+
+
+def test_host_gap_minimal_function_gives_glus_outputs_and_gradients():
+    """host_gap's "minimal" path (our two launches behind a bare Function) must compute what glu
+    computes, or its host µs would price another step: under the interpreter (CPU, bf16 dots
+    widened), out, grad_x and grad_W against glu's with the same packed weight."""
+    code = """
+import sys, torch
+sys.path.insert(0, "tests")
+from interpreter_patch import widen_bf16_dot
+widen_bf16_dot()
+from codegen.bench import load_module
+mod = load_module("generated/glu_silu_bf16_bn128_sm90.py")
+host_gap = load_module("scripts/host_gap.py")
+torch.manual_seed(0)
+M, K, N = 272, 32, 128  # more than UNFUSED_MAX_ROWS: the fused kernel
+x0 = torch.randn(M, K).bfloat16()
+w0 = (torch.randn(2 * N, K) / K**0.5).bfloat16()
+dy = torch.randn(M, N).bfloat16()
+got = []
+for f in (mod.glu, host_gap.minimal_function(mod).apply):
+    x, w = x0.clone().requires_grad_(), w0.clone().requires_grad_()
+    out = f(x, w)
+    out.backward(dy)
+    got.append((out, x.grad, w.grad))
+for a, b in zip(*got):
+    assert a.shape == b.shape and torch.equal(a, b), (a - b).abs().max()
+print("ok")
+"""
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "TRITON_INTERPRET": "1",
+        "CUDA_VISIBLE_DEVICES": "",
+    }
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600
+    )
+    assert result.returncode == 0 and result.stdout.strip() == "ok", result.stderr[-3000:]
