@@ -49,9 +49,24 @@ def main():
         "slice rows": lambda: fa[: M // 2],
         "eager F.linear + backward": lambda: F.linear(xg, wg).backward(c),
     }
+    out = torch.empty(M, N, device=dev, dtype=dt)
+    wd = wg.detach()
+    calls["forward launch (Triton, plan)"] = lambda: mod._launch_forward(
+        a, wd, None, out, fa, fa, N, mod.WRITE_FACTORS
+    )
+    calls["factor pass launch (plan)"] = lambda: mod._launch_backward(g, fa, None, N)
     for fn in calls.values():
         for _ in range(20):
             fn()
+    # the two plans' C launchers called as _replay calls them, without its Python around them
+    stream = torch.cuda.current_stream().cuda_stream
+    for kind in ("forward", "backward"):
+        plans = [v for k, v in mod._PLANS.items() if k[0] == kind]
+        if plans:
+            launcher, grid, tail = plans[-1]
+            calls[f"{kind}: C launcher alone"] = lambda l=launcher, g=grid, t=tail: l(
+                *g, stream, *t
+            )
     torch.cuda.synchronize()
     samples = {k: [] for k in calls}
     for r in range(ROUNDS):
