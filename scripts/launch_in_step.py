@@ -1,0 +1,139 @@
+"""What one launch costs the host inside a training step, against what it costs in a loop (GPU).
+
+v0.45's host_gap: our step's two Triton launches, through their launch plans, cost ~95-133 µs
+of host time inside a step (its "minimal" path minus "bare") where host_call_costs, calling
+each in a loop, prices them at 19 + 11 µs (the C launchers alone 7 + 7).  Here each candidate
+call X runs once inside the forward of a bare autograd.Function step (host_gap's Bare: two
+allocations, the backward's two GEMMs, the leaves' gradient adds), and the step's host µs is
+compared with the bare step's in the same rounds (batches of queued steps, every other round
+reversed, medians of the per-round differences).  The same X is also timed in a loop.  The
+candidates: our forward and factor-pass launches through their plans, each plan's C launcher
+alone (no Python of ours), a cuBLAS GEMM, an eager elementwise op, and pairs of them.  The
+extra calls run on small persistent buffers (512 x 256 -> 2 x 256), so they add ~nothing to the
+GPU's queue.
+
+    [ROUNDS=11] PYTHONPATH=. python scripts/launch_in_step.py [MODULE.py] [M,K,N]
+
+Results: $OUT/launch_in_step.json (or build/).
+"""
+
+import os
+import statistics
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(0, ".")
+from codegen.bench import _round_order, glu_step_inputs, script_args, write_results  # noqa: E402
+
+MODULE = "generated/glu_silu_bf16_bn128_sm90.py"
+SHAPES = [(2048, 4096, 1408)]
+ROUNDS = int(os.environ.get("ROUNDS", 11))
+BATCH, LOOP = 20, 200
+
+
+def extras(mod):
+    """{name: a call} on small persistent buffers, each plan recorded first."""
+    dev, dt = "cuda", mod.DTYPE
+    M, K, N = 512, 256, 2 * mod.CHUNK * getattr(mod, "TILE_CHUNKS", 1)
+    a = torch.randn(M, K, device=dev, dtype=dt)
+    w = torch.randn(2 * N, K, device=dev, dtype=dt)
+    out = torch.empty(M, N, device=dev, dtype=dt)
+    fa = torch.empty(M, 2 * N, device=dev, dtype=dt)
+    g = torch.randn(M, N, device=dev, dtype=dt)
+    bt = torch.randn(K, 2 * N, device=dev, dtype=dt)
+    mod._launch_forward(a, w, None, out, fa, fa, N, mod.WRITE_FACTORS)
+    mod._launch_backward(g, fa, None, N)
+    stream = torch.cuda.current_stream().cuda_stream
+    plans = {k[0]: v for k, v in mod._PLANS.items() if k[0] in ("forward", "backward")}
+
+    def alone(kind):
+        launcher, grid, tail = plans[kind]
+        return lambda: launcher(*grid, stream, *tail)
+
+    fwd_c, pass_c = alone("forward"), alone("backward")
+    calls = {
+        "forward launch (plan)": lambda: mod._launch_forward(
+            a, w, None, out, fa, fa, N, mod.WRITE_FACTORS
+        ),
+        "factor pass launch (plan)": lambda: mod._launch_backward(g, fa, None, N),
+        "forward: C launcher alone": fwd_c,
+        "factor pass: C launcher alone": pass_c,
+        "torch.mm (cuBLAS)": lambda: torch.mm(a, bt),
+        "F.silu": lambda: F.silu(g),
+    }
+    calls["forward C launcher x2"] = lambda: (fwd_c(), fwd_c())
+    calls["torch.mm + forward C launcher"] = lambda: (torch.mm(a, bt), fwd_c())
+    return calls
+
+
+def bare_with(extra):
+    """host_gap's Bare step with ``extra()`` called in its forward (None: the bare step)."""
+
+    class Step(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, weight):
+            if extra is not None:
+                extra()
+            out = x.new_empty(x.shape[0], weight.shape[0] // 2)
+            buf = x.new_empty(x.shape[0], weight.shape[0])
+            ctx.save_for_backward(x, weight, buf)
+            return out
+
+        @staticmethod
+        def backward(ctx, dy):
+            x, weight, buf = ctx.saved_tensors
+            return torch.mm(buf, weight), torch.mm(buf.t(), x)
+
+    return Step.apply
+
+
+def timed(fns, n):
+    """{name: [µs per call of each round]}: batches of n calls, interleaved rounds."""
+    for fn in fns.values():
+        for _ in range(3):
+            fn()
+    torch.cuda.synchronize()
+    got = {k: [] for k in fns}
+    for r in range(ROUNDS):
+        for name, fn in _round_order(fns, r):
+            t0 = time.perf_counter()
+            for _ in range(n):
+                fn()
+            got[name].append((time.perf_counter() - t0) / n * 1e6)
+            torch.cuda.synchronize()
+    return got
+
+
+def main():
+    mod, shapes = script_args(sys.argv[1:], MODULE, SHAPES)
+    print(
+        f"{torch.cuda.get_device_name()} torch {torch.__version__} triton {mod.triton.__version__}"
+    )
+    calls = extras(mod)
+    loop = timed(calls, LOOP)
+    res = {"module": mod.SPEC["name"], "rounds": ROUNDS, "loop_us": loop, "shapes": []}
+    for M, K, N in shapes:
+        x, gate_w, up_w, dy = glu_step_inputs(mod, M, K, N)
+        w = mod.pack_weight(gate_w, up_w).contiguous().requires_grad_()
+        steps = {}
+        for name, extra in {"bare": None, **calls}.items():
+            f = bare_with(extra)
+            steps[name] = lambda f=f: f(x, w).backward(dy)
+        got = timed(steps, BATCH)
+        print(f"{M}x{K}x{N}: host µs the call adds to a bare step / the call in a loop (medians)")
+        print(f"  bare step {statistics.median(got['bare']):7.1f} µs")
+        for name in calls:
+            added = [s - b for s, b in zip(got[name], got["bare"])]
+            print(
+                f"  {name:32s} {statistics.median(added):7.1f} [{min(added):6.1f}, "
+                f"{max(added):6.1f}]   loop {statistics.median(loop[name]):6.1f}"
+            )
+        res["shapes"].append({"shape": [M, K, N], "step_us": got})
+    print("results:", write_results("launch_in_step.json", res))
+
+
+if __name__ == "__main__":
+    main()
