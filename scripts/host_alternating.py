@@ -1,0 +1,99 @@
+"""Host µs of a GLU training step, ours against eager (and Liger), with the implementations
+taking turns step by step (codegen.bench.host_us_alternating) instead of batch by batch (the
+bench's host_us_rounds): the per-cycle ratio over eager's, median [quartiles], and an A/A
+control ("ours again": the same step under a second name, whose ratio to "ours" shows the
+method's own spread).  The bench's batch method runs beside it in the same process for
+comparison.
+
+    [CYCLES=300] PYTHONPATH=. python scripts/host_alternating.py [MODULE.py] [M,K,N ...]
+
+Results: $OUT/host_alternating.json (or build/).
+"""
+
+import os
+import statistics
+import sys
+
+import torch
+
+sys.path.insert(0, ".")
+from codegen.bench import (  # noqa: E402
+    HOST_BATCH_MS,
+    _eager_glu,
+    _liger,
+    cuda_ms_per_call,
+    fused_glu_call,
+    glu_step_inputs,
+    host_us_alternating,
+    host_us_rounds,
+    script_args,
+    write_results,
+)
+
+MODULE = "generated/glu_silu_bf16_bn128_sm90.py"
+SHAPES = [(2048, 4096, 1408), (4096, 2048, 5632), (11136, 3584, 14336), (8192, 4096, 14336)]
+CYCLES = int(os.environ.get("CYCLES", 300))
+
+
+def quartiles(xs):
+    """(median, first quartile, third quartile) of xs."""
+    q = statistics.quantiles(xs, n=4)
+    return statistics.median(xs), q[0], q[2]
+
+
+def ratios(samples, a, b):
+    """Per-cycle a / b."""
+    return [x / y for x, y in zip(samples[a], samples[b])]
+
+
+def steps_for(mod, M, K, N):
+    """{name: a fwd+bwd step, gradients accumulated into .grad as the bench's}."""
+    x, gate_w, up_w, dy = glu_step_inputs(mod, M, K, N)
+    packed = mod.pack_weight(gate_w, up_w).contiguous()
+    w_cat = torch.cat([up_w, gate_w]).contiguous().requires_grad_()
+    ours, ours_inputs = fused_glu_call(mod, packed, x)
+    calls = {"ours": (ours, ours_inputs), "eager": (_eager_glu(mod), (x, w_cat))}
+    liger = _liger(mod.ACTIVATION)
+    if liger is not None:
+        calls["liger"] = (
+            liger,
+            (x, gate_w.clone().requires_grad_(), up_w.clone().requires_grad_()),
+        )
+    steps = {name: (lambda f=f, i=i: f(*i).backward(dy)) for name, (f, i) in calls.items()}
+    steps["ours again"] = steps["ours"]
+    return steps
+
+
+def main():
+    mod, shapes = script_args(sys.argv[1:], MODULE, SHAPES)
+    print(
+        f"{torch.cuda.get_device_name()} torch {torch.__version__} triton {mod.triton.__version__}"
+    )
+    res = {"module": mod.SPEC["name"], "cycles": CYCLES, "shapes": []}
+    for M, K, N in shapes:
+        steps = steps_for(mod, M, K, N)
+        cycle_ms = sum(cuda_ms_per_call(s, 3) for s in steps.values())
+        per_sync = max(1, min(20, int(HOST_BATCH_MS / max(cycle_ms, 1e-3))))
+        alt = host_us_alternating(steps, CYCLES, per_sync)
+        batch = host_us_rounds(steps, n=max(4, min(20, per_sync)), rounds=7)
+        print(f"{M}x{K}x{N}: host µs per step; x eager's (ours again: x ours), per cycle / round")
+        print(f"  {'':12s} {'alternating':>12s} {'median [q1, q3] x eager':>28s}   batches")
+        for name in steps:
+            base = "ours" if name == "ours again" else "eager"
+            r = quartiles(ratios(alt, name, base))
+            b = [x / y for x, y in zip(batch[name], batch[base])]
+            print(
+                f"  {name:12s} {statistics.median(alt[name]):12.1f} "
+                f"{r[0]:10.3f} [{r[1]:.3f}, {r[2]:.3f}]   {statistics.median(batch[name]):7.1f} "
+                f"{statistics.median(b):.3f} [{min(b):.3f}, {max(b):.3f}]"
+            )
+        res["shapes"].append(
+            {"shape": [M, K, N], "per_sync": per_sync, "alternating": alt, "batches": batch}
+        )
+        del steps
+        torch.cuda.empty_cache()
+    print("results:", write_results("host_alternating.json", res))
+
+
+if __name__ == "__main__":
+    main()
