@@ -2,8 +2,10 @@
 taking turns step by step (codegen.bench.host_us_alternating) instead of batch by batch (the
 bench's host_us_rounds): the per-cycle ratio over eager's, median [quartiles], and an A/A
 control ("ours again": the same step under a second name, whose ratio to "ours" shows the
-method's own spread).  The bench's batch method runs beside it in the same process for
-comparison.
+method's own spread).  Each step follows the same work, as a layer's step follows other
+layers' in a network: a small attention block's forward and backward (untimed; ADJACENT=1
+leaves it out, and then a step that follows the same code runs warmer).  The bench's batch
+method runs beside it in the same process for comparison.
 
     [CYCLES=300] PYTHONPATH=. python scripts/host_alternating.py [MODULE.py] [M,K,N ...]
 
@@ -15,6 +17,7 @@ import statistics
 import sys
 
 import torch
+import torch.nn.functional as F
 
 sys.path.insert(0, ".")
 from codegen.bench import (  # noqa: E402
@@ -46,6 +49,24 @@ def ratios(samples, a, b):
     return [x / y for x, y in zip(samples[a], samples[b])]
 
 
+def other_layers(dev="cuda", dtype=torch.bfloat16, T=256, D=512, heads=8):
+    """A stand-in for the work between two MLP steps in a network: a pre-norm causal attention
+    block's forward and backward on T tokens of width D (norm, QKV and output projections,
+    SDPA, residual)."""
+    gen = torch.Generator(device=dev).manual_seed(1)
+    x = torch.randn(1, T, D, device=dev, dtype=dtype, generator=gen, requires_grad=True)
+    norm = torch.nn.LayerNorm(D, device=dev, dtype=dtype)
+    qkv = torch.nn.Linear(D, 3 * D, bias=False, device=dev, dtype=dtype)
+    proj = torch.nn.Linear(D, D, bias=False, device=dev, dtype=dtype)
+
+    def block():
+        q, k, v = qkv(norm(x)).view(1, T, 3, heads, D // heads).permute(2, 0, 3, 1, 4)
+        a = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        (x + proj(a.transpose(1, 2).reshape(1, T, D))).sum().backward()
+
+    return block
+
+
 def steps_for(mod, M, K, N):
     """{name: a fwd+bwd step, gradients accumulated into .grad as the bench's}."""
     x, gate_w, up_w, dy = glu_step_inputs(mod, M, K, N)
@@ -69,12 +90,14 @@ def main():
     print(
         f"{torch.cuda.get_device_name()} torch {torch.__version__} triton {mod.triton.__version__}"
     )
-    res = {"module": mod.SPEC["name"], "cycles": CYCLES, "shapes": []}
+    adjacent = os.environ.get("ADJACENT") == "1"
+    res = {"module": mod.SPEC["name"], "cycles": CYCLES, "adjacent": adjacent, "shapes": []}
     for M, K, N in shapes:
         steps = steps_for(mod, M, K, N)
         cycle_ms = sum(cuda_ms_per_call(s, 3) for s in steps.values())
         per_sync = max(1, min(20, int(HOST_BATCH_MS / max(cycle_ms, 1e-3))))
-        alt = host_us_alternating(steps, CYCLES, per_sync)
+        between = None if adjacent else other_layers(dtype=mod.DTYPE)
+        alt = host_us_alternating(steps, CYCLES, per_sync, between=between)
         batch = host_us_rounds(steps, n=max(4, min(20, per_sync)), rounds=7)
         print(f"{M}x{K}x{N}: host µs per step; x eager's (ours again: x ours), per cycle / round")
         print(f"  {'':12s} {'alternating':>12s} {'median [q1, q3] x eager':>28s}   batches")

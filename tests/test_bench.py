@@ -376,6 +376,24 @@ def test_host_us_alternating_takes_turns_step_by_step_and_pairs_each_cycle():
     assert max(got["ours"]) == pytest.approx(2 * min(got["ours"]))  # the host's speed moved
     row = {f"{k}_host_us_rounds": v for k, v in got.items()}
     assert bench.paired_ratio(row, "ours_host_us", "eager_host_us") == pytest.approx((0.8,) * 3)
+    order.clear()
+    bench.host_us_alternating(
+        steps, 2, warmup=0, sync=sync, clock=lambda: now[0], between=lambda: order.append("-")
+    )
+    assert order == [
+        "-",
+        "ours",
+        "-",
+        "eager",
+        "-",
+        "liger",
+        "-",
+        "eager",
+        "-",
+        "liger",
+        "-",
+        "ours",
+    ]
 
 
 def test_queued_rounds_time_the_host_to_its_last_call_and_the_wall_to_the_sync():
