@@ -299,6 +299,62 @@ def host_us_alternating(steps, cycles, per_sync=20, warmup=3, sync=None, clock=N
     return samples
 
 
+# Host µs in a network (v0.45): each step after the same small attention block, the
+# implementations in turns step by step, at most HOST_NET_CYCLES cycles and about HOST_NET_S
+# seconds of steps per row.
+HOST_NET_CYCLES = 100
+HOST_NET_S = 8.0
+
+
+def other_layers(dev="cuda", dtype=None, T=256, D=512, heads=8):
+    """A stand-in for the work between two MLP steps in a network (host_net_us's ``between``):
+    a pre-norm causal attention block's forward and backward on T tokens of width D (norm, QKV
+    and output projections, SDPA, residual): a few hundred µs of host time, little GPU time."""
+    import torch
+    import torch.nn.functional as F
+
+    dtype = dtype or torch.bfloat16
+    gen = torch.Generator(device=dev).manual_seed(1)
+    x = torch.randn(1, T, D, device=dev, dtype=dtype, generator=gen, requires_grad=True)
+    norm = torch.nn.LayerNorm(D, device=dev, dtype=dtype)
+    qkv = torch.nn.Linear(D, 3 * D, bias=False, device=dev, dtype=dtype)
+    proj = torch.nn.Linear(D, D, bias=False, device=dev, dtype=dtype)
+
+    def block():
+        q, k, v = qkv(norm(x)).view(1, T, 3, heads, D // heads).permute(2, 0, 3, 1, 4)
+        a = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        (x + proj(a.transpose(1, 2).reshape(1, T, D))).sum().backward()
+
+    return block
+
+
+def host_net_cycles(step_ms, n):
+    """Cycles of host_net_us for n implementations whose longest step takes step_ms on the GPU
+    (each cycle is synchronised, so a cycle takes about n steps' GPU time)."""
+    return max(20, min(HOST_NET_CYCLES, int(HOST_NET_S * 1e3 / max(n * step_ms, 1e-3))))
+
+
+def host_net_us(steps, cycles, between, sync=None, clock=None):
+    """{name: [host µs of each cycle's step]}: host_us_alternating with every step after
+    ``between()`` and the GPU queue drained after each cycle (a GPU-bound step never fills the
+    launch queue, which would make the host wait)."""
+    return host_us_alternating(steps, cycles, 1, sync=sync, clock=clock, between=between)
+
+
+def paired_quartiles(r, a, b):
+    """(median, first quartile, third quartile) over the rounds (or cycles) of a / b, as
+    paired_ratio pairs them; None where either has none.  For host_net_us's ~100 cycles, whose
+    extremes are single descheduled steps."""
+    xs, ys = r.get(f"{a}_rounds"), r.get(f"{b}_rounds")
+    if not xs or not ys:
+        return None
+    ratios = [x / y for x, y in zip(xs, ys)]
+    if len(ratios) < 2:
+        return ratios[0], ratios[0], ratios[0]
+    q = statistics.quantiles(ratios, n=4)
+    return statistics.median(ratios), q[0], q[2]
+
+
 def queued_rounds(steps, rounds, n, setup=None, sync=None, clock=None):
     """({name: [wall ms per step of each round]}, {name: [host µs per step of each round]}):
     per round (in _round_order), ``setup(name)`` if given, then the step n times back to back
@@ -367,11 +423,13 @@ def _interleaved(steps, t, rounds):
     return {name: statistics.median(v) for name, v in samples.items()}
 
 
-def measure_steps(steps, prefix, t, rounds, res, floors=None):
+def measure_steps(steps, prefix, t, rounds, res, floors=None, between=None):
     """Median fwd+bwd ms (interleaved rounds), host µs and peak MiB of each named step; each
     round's ms too (``{prefix}{name}_fwd_bwd_rounds``, for paired_ratio); the host µs in
     batches of ``{prefix}host_batch`` steps (host_batch of the longest step), each round's too
-    (``{prefix}{name}_host_us_rounds``, ``{prefix}{name}_host_none_us_rounds``).
+    (``{prefix}{name}_host_us_rounds``, ``{prefix}{name}_host_none_us_rounds``).  With
+    ``between`` (other layers' work) also the host µs in a network (host_net_us, .grad
+    accumulated): ``{prefix}{name}_host_net_us`` and each cycle's (``..._host_net_us_rounds``).
 
     ``floors`` ({name: (fn, None)}, optional): the floor's GEMMs, timed in the same rounds
     (listed first, next to the first step) into ``{prefix}{name}_ms``: on an H200 at its power
@@ -392,6 +450,13 @@ def measure_steps(steps, prefix, t, rounds, res, floors=None):
         for name, us in host_us_rounds(batch, n=n).items():
             res[f"{prefix}{name}_{what}"] = statistics.median(us)
             res[f"{prefix}{name}_{what}_rounds"] = us
+    if between is not None:
+        longest = max(res[key[name]] for name in steps)
+        cycles = res[f"{prefix}host_net_cycles"] = host_net_cycles(longest, len(steps))
+        net = host_net_us({name: s for name, (s, _) in steps.items()}, cycles, between)
+        for name, us in net.items():
+            res[f"{prefix}{name}_host_net_us"] = statistics.median(us)
+            res[f"{prefix}{name}_host_net_us_rounds"] = us
     for name, (step, params) in steps.items():
         res[f"{prefix}{name}_peak_mib"] = peak_mib(step, params)
         for p in params:
@@ -503,7 +568,8 @@ def in_network_step(forward, inputs, grad):
 ROUNDS = 4
 METHOD = (
     "interleaved rounds, every other reversed; floors timed in the steps' rounds (v0.18); "
-    "host µs in batches of at most HOST_BATCH_MS of GPU time (v0.43)"
+    "host µs in batches of at most HOST_BATCH_MS of GPU time (v0.43); "
+    "host µs in a network: steps in turns, each after an attention block (v0.45)"
 )
 
 
@@ -605,7 +671,7 @@ def bench_shape(mod, shape, do_compile=True, rounds=ROUNDS, log=print):
         ),
     }
     log(f"  {shape}: GLU fwd+bwd ({', '.join(glu)}) and floors, {rounds} interleaved rounds")
-    measure_steps(glu, "", t, rounds, res, floors)
+    measure_steps(glu, "", t, rounds, res, floors, between=other_layers(dev, dt))
     del g, floors
     res["floor_ms"] = 3 * res["floor_gemm_ms"]
     for name, (f, inputs) in calls.items():  # dy held by the caller above; here by no one
@@ -858,6 +924,12 @@ def table(results) -> str:
         (
             "host us ours/liger/eager",
             lambda r: "/".join(_fmt(r.get(f"{k}_host_us"), 0) for k in ("ours", "liger", "eager")),
+        ),
+        (  # each step after an attention block, in turns (reports before v0.45: -)
+            "host us in a network ours/liger/eager",
+            lambda r: "/".join(
+                _fmt(r.get(f"{k}_host_net_us"), 0) for k in ("ours", "liger", "eager")
+            ),
         ),
         (  # grads set to None before each step (reports before v0.38: -)
             "host us, grads None",

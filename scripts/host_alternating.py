@@ -17,18 +17,18 @@ import statistics
 import sys
 
 import torch
-import torch.nn.functional as F
 
 sys.path.insert(0, ".")
 from codegen.bench import (  # noqa: E402
-    HOST_BATCH_MS,
     _eager_glu,
     _liger,
     cuda_ms_per_call,
     fused_glu_call,
     glu_step_inputs,
+    host_net_us,
     host_us_alternating,
     host_us_rounds,
+    other_layers,
     script_args,
     write_results,
 )
@@ -47,24 +47,6 @@ def quartiles(xs):
 def ratios(samples, a, b):
     """Per-cycle a / b."""
     return [x / y for x, y in zip(samples[a], samples[b])]
-
-
-def other_layers(dev="cuda", dtype=torch.bfloat16, T=256, D=512, heads=8):
-    """A stand-in for the work between two MLP steps in a network: a pre-norm causal attention
-    block's forward and backward on T tokens of width D (norm, QKV and output projections,
-    SDPA, residual)."""
-    gen = torch.Generator(device=dev).manual_seed(1)
-    x = torch.randn(1, T, D, device=dev, dtype=dtype, generator=gen, requires_grad=True)
-    norm = torch.nn.LayerNorm(D, device=dev, dtype=dtype)
-    qkv = torch.nn.Linear(D, 3 * D, bias=False, device=dev, dtype=dtype)
-    proj = torch.nn.Linear(D, D, bias=False, device=dev, dtype=dtype)
-
-    def block():
-        q, k, v = qkv(norm(x)).view(1, T, 3, heads, D // heads).permute(2, 0, 3, 1, 4)
-        a = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-        (x + proj(a.transpose(1, 2).reshape(1, T, D))).sum().backward()
-
-    return block
 
 
 def steps_for(mod, M, K, N):
@@ -94,11 +76,12 @@ def main():
     res = {"module": mod.SPEC["name"], "cycles": CYCLES, "adjacent": adjacent, "shapes": []}
     for M, K, N in shapes:
         steps = steps_for(mod, M, K, N)
-        cycle_ms = sum(cuda_ms_per_call(s, 3) for s in steps.values())
-        per_sync = max(1, min(20, int(HOST_BATCH_MS / max(cycle_ms, 1e-3))))
-        between = None if adjacent else other_layers(dtype=mod.DTYPE)
-        alt = host_us_alternating(steps, CYCLES, per_sync, between=between)
-        batch = host_us_rounds(steps, n=max(4, min(20, per_sync)), rounds=7)
+        step_ms = max(cuda_ms_per_call(s, 3) for s in steps.values())
+        if adjacent:
+            alt = host_us_alternating(steps, CYCLES, per_sync=1)
+        else:
+            alt = host_net_us(steps, CYCLES, other_layers(dtype=mod.DTYPE))
+        batch = host_us_rounds(steps, n=max(4, min(20, int(400 / max(step_ms, 1e-3)))), rounds=7)
         print(f"{M}x{K}x{N}: host µs per step; x eager's (ours again: x ours), per cycle / round")
         print(f"  {'':12s} {'alternating':>12s} {'median [q1, q3] x eager':>28s}   batches")
         for name in steps:
@@ -111,7 +94,7 @@ def main():
                 f"{statistics.median(b):.3f} [{min(b):.3f}, {max(b):.3f}]"
             )
         res["shapes"].append(
-            {"shape": [M, K, N], "per_sync": per_sync, "alternating": alt, "batches": batch}
+            {"shape": [M, K, N], "step_ms": step_ms, "alternating": alt, "batches": batch}
         )
         del steps
         torch.cuda.empty_cache()

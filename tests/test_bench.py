@@ -396,6 +396,32 @@ def test_host_us_alternating_takes_turns_step_by_step_and_pairs_each_cycle():
     ]
 
 
+def test_host_net_us_rounds_bound_the_time_and_quartiles_pair_the_cycles():
+    """host_net_us: at most HOST_NET_CYCLES cycles, at least 20, fewer where the steps are long
+    (each cycle synchronised: about n steps' GPU time); paired_quartiles: the per-cycle ratios'
+    median and quartiles (their extremes are single descheduled steps)."""
+    from codegen import bench
+
+    assert bench.host_net_cycles(0.3, 4) == bench.HOST_NET_CYCLES
+    assert bench.host_net_cycles(70.0, 4) == int(bench.HOST_NET_S * 1e3 / 280)
+    assert bench.host_net_cycles(1e4, 4) == 20
+    row = {"a_rounds": [1.0, 2.0, 3.0, 4.0, 50.0], "b_rounds": [1.0] * 5}
+    assert bench.paired_quartiles(row, "a", "b") == (3.0, 1.5, 27.0)
+    assert bench.paired_quartiles(row, "a", "c") is None
+    assert bench.paired_quartiles({"a_rounds": [2.0], "b_rounds": [1.0]}, "a", "b") == (2.0,) * 3
+
+
+def test_other_layers_runs_an_attention_blocks_forward_and_backward():
+    """host_net_us's work between two steps: a small attention block, forward and backward."""
+    import torch
+
+    from codegen.bench import other_layers
+
+    block = other_layers(dev="cpu", dtype=torch.float32, T=16, D=32, heads=4)
+    block()
+    block()  # gradients accumulate into its own leaves, step after step
+
+
 def test_queued_rounds_time_the_host_to_its_last_call_and_the_wall_to_the_sync():
     """A step whose host waits on the GPU (the MoE loop's event): the host time stops at the
     batch's last return, the wall time at the sync after it; setup runs before each batch, in

@@ -206,6 +206,8 @@ def test_issue_targets_checks_each_bound_and_never_calls_a_missing_value_met():
         "eager_host_us_rounds": [320.0, 640.0, 330.0],
         "ours_net_peak_mib": 132.0,
         "liger_net_peak_mib": 132.0,
+        "ours_host_net_us_rounds": [300.0, 330.0, 600.0, 360.0, 390.0],  # one step per cycle
+        "eager_host_net_us_rounds": [330.0, 300.0, 300.0, 360.0, 300.0],
     }
     got = {name: (value, bound, holds) for _, name, value, bound, holds in targets(row)}
     assert got["host µs <= eager's"] == (350.0, 330.0, False)
@@ -214,6 +216,11 @@ def test_issue_targets_checks_each_bound_and_never_calls_a_missing_value_met():
     (median, low, high), bound, holds = got["  (host µs x eager's, per round)"]
     assert (median, low, high) == (600 / 640, 300 / 320, 350 / 330) and bound is holds is None
     assert got["  (host µs x eager's, grads None, per round)"][0] is None  # no rounds
+    # in a network (a step per cycle): median [q1, q3] of the per-cycle ratios, not a target
+    (median, q1, q3), bound, holds = got[
+        "  (host µs x eager's in a network, per step: median [q1, q3])"
+    ]
+    assert median == 1.1 and q1 < 1.0 < 1.1 < q3 < 2.0 and bound is holds is None
     assert got["fwd+bwd x eager <= 0.95"][2] is True
     # the rounds' own ratios, median [min, max]: information beside the target, not a target
     (median, low, high), bound, holds = got["  (fwd+bwd x eager, per round)"]
