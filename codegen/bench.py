@@ -330,15 +330,50 @@ def other_layers(dev="cuda", dtype=None, T=256, D=512, heads=8):
 
 def host_net_cycles(step_ms, n):
     """Cycles of host_net_us for n implementations whose longest step takes step_ms on the GPU
-    (each cycle is synchronised, so a cycle takes about n steps' GPU time)."""
-    return max(20, min(HOST_NET_CYCLES, int(HOST_NET_S * 1e3 / max(n * step_ms, 1e-3))))
+    (each cycle is synchronised and runs each step twice: about 2 n steps' GPU time)."""
+    return max(20, min(HOST_NET_CYCLES, int(HOST_NET_S * 1e3 / max(2 * n * step_ms, 1e-3))))
 
 
-def host_net_us(steps, cycles, between, sync=None, clock=None):
-    """{name: [host µs of each cycle's step]}: host_us_alternating with every step after
-    ``between()`` and the GPU queue drained after each cycle (a GPU-bound step never fills the
-    launch queue, which would make the host wait)."""
-    return host_us_alternating(steps, cycles, 1, sync=sync, clock=clock, between=between)
+def host_net_us(steps, cycles, between, sync=None, clock=None, seed=0):
+    """{name: [host µs of its timed step in each cycle]}: the host µs of a step as a network's
+    layers issue it.  In a network a layer's MLP step follows other work (attention) that
+    followed the previous layer's MLP step, so each implementation runs as two layers in turn,
+    between(), step(), between(), step(), and the second step is timed: it follows the same
+    work as in a network.  The implementations take turns cycle by cycle in a shuffled order
+    (``seed``), so their timed steps lie a few milliseconds apart (paired per cycle); the GPU
+    queue is drained after each cycle (a GPU-bound step never fills the launch queue).
+
+    Why: the bench's batches of 20 steps run each step after a copy of itself (warm caches, as
+    in a loop, where every call costs the host 2-4x less than inside a step: perf log v0.45),
+    and pair batches tens of milliseconds apart, between which a VM's host changes speed (the
+    same step against itself read 0.83-0.95x in one run, v0.44).  A step right after the same
+    code runs warmer even with other work between (an A/A pair in a fixed rotation read
+    1.12x), so every timed step has the same predecessors here."""
+    import random
+
+    if sync is None:
+        import torch
+
+        sync = torch.cuda.synchronize
+    clock = clock or time.perf_counter
+    rng = random.Random(seed)
+    names = list(steps)
+    for name in names:
+        between()
+        steps[name]()
+    sync()
+    samples = {name: [] for name in names}
+    for _ in range(cycles):
+        rng.shuffle(names)
+        for name in names:
+            between()
+            steps[name]()  # the previous layer's step
+            between()
+            t0 = clock()
+            steps[name]()
+            samples[name].append((clock() - t0) * 1e6)
+        sync()
+    return samples
 
 
 def paired_quartiles(r, a, b):
@@ -569,7 +604,8 @@ ROUNDS = 4
 METHOD = (
     "interleaved rounds, every other reversed; floors timed in the steps' rounds (v0.18); "
     "host µs in batches of at most HOST_BATCH_MS of GPU time (v0.43); "
-    "host µs in a network: steps in turns, each after an attention block (v0.45)"
+    "host µs in a network: two layers of a step, each after an attention block, the second "
+    "timed, implementations in shuffled turns (v0.45)"
 )
 
 
@@ -925,7 +961,7 @@ def table(results) -> str:
             "host us ours/liger/eager",
             lambda r: "/".join(_fmt(r.get(f"{k}_host_us"), 0) for k in ("ours", "liger", "eager")),
         ),
-        (  # each step after an attention block, in turns (reports before v0.45: -)
+        (  # as a network's layers issue it: host_net_us (reports before v0.45: -)
             "host us in a network ours/liger/eager",
             lambda r: "/".join(
                 _fmt(r.get(f"{k}_host_net_us"), 0) for k in ("ours", "liger", "eager")

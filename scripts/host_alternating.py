@@ -35,7 +35,7 @@ from codegen.bench import (  # noqa: E402
 
 MODULE = "generated/glu_silu_bf16_bn128_sm90.py"
 SHAPES = [(2048, 4096, 1408), (4096, 2048, 5632), (11136, 3584, 14336), (8192, 4096, 14336)]
-CYCLES = int(os.environ.get("CYCLES", 300))
+CYCLES = int(os.environ.get("CYCLES", 150))
 
 
 def quartiles(xs):

@@ -403,8 +403,33 @@ def test_host_net_us_rounds_bound_the_time_and_quartiles_pair_the_cycles():
     from codegen import bench
 
     assert bench.host_net_cycles(0.3, 4) == bench.HOST_NET_CYCLES
-    assert bench.host_net_cycles(70.0, 4) == int(bench.HOST_NET_S * 1e3 / 280)
+    assert bench.host_net_cycles(30.0, 4) == int(bench.HOST_NET_S * 1e3 / 240)
     assert bench.host_net_cycles(1e4, 4) == 20
+    # two layers per implementation and cycle, each after the work between, the second timed;
+    # the implementations in a shuffled order per cycle, a sync after each cycle
+    now, calls, syncs = [0.0], [], [0]
+    cost = {"ours": 100e-6, "eager": 125e-6, "between": 1e-3}
+
+    def call(name):
+        def run():
+            calls.append(name)
+            now[0] += cost[name]
+
+        return run
+
+    steps = {"ours": call("ours"), "eager": call("eager")}
+
+    def sync():
+        syncs[0] += 1
+
+    got = bench.host_net_us(steps, 8, call("between"), sync=sync, clock=lambda: now[0])
+    assert calls[:4] == ["between", "ours", "between", "eager"] and syncs[0] == 1 + 8
+    cycles = [calls[4 + 8 * c : 12 + 8 * c] for c in range(8)]
+    for c in cycles:
+        first, second = c[1], c[5]
+        assert c == ["between", first, "between", first, "between", second, "between", second]
+    assert {c[1] for c in cycles} == {"ours", "eager"}  # the order is shuffled
+    assert got["ours"] == pytest.approx([100.0] * 8) and got["eager"] == pytest.approx([125.0] * 8)
     row = {"a_rounds": [1.0, 2.0, 3.0, 4.0, 50.0], "b_rounds": [1.0] * 5}
     assert bench.paired_quartiles(row, "a", "b") == (3.0, 1.5, 27.0)
     assert bench.paired_quartiles(row, "a", "c") is None
