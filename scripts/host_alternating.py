@@ -7,7 +7,10 @@ layers' in a network: a small attention block's forward and backward (untimed; A
 leaves it out, and then a step that follows the same code runs warmer).  The bench's batch
 method runs beside it in the same process for comparison.
 
-    [CYCLES=300] PYTHONPATH=. python scripts/host_alternating.py [MODULE.py] [M,K,N ...]
+    [CYCLES=150] [PATHS=host_gap] PYTHONPATH=. python scripts/host_alternating.py [MODULE.py] [M,K,N ...]
+
+PATHS=host_gap adds host_gap.py's paths (ours packed, minimal, bare, and where FusedGLU holds
+two parts: ours with one buffer, bare parts with and without the split), .grad accumulated.
 
 Results: $OUT/host_alternating.json (or build/).
 """
@@ -64,6 +67,11 @@ def steps_for(mod, M, K, N):
         )
     steps = {name: (lambda f=f, i=i: f(*i).backward(dy)) for name, (f, i) in calls.items()}
     steps["ours again"] = steps["ours"]
+    if os.environ.get("PATHS") == "host_gap":
+        import host_gap
+
+        more = host_gap.steps_for(mod, M, K, N)
+        steps.update({k: v for k, v in more.items() if k not in steps and "None" not in k})
     return steps
 
 
