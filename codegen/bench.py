@@ -259,46 +259,6 @@ def host_us_rounds(steps, n=20, rounds=7, warmup=3, sync=None, clock=None):
     return samples
 
 
-def host_us_alternating(steps, cycles, per_sync=20, warmup=3, sync=None, clock=None, between=None):
-    """{name: [CPU µs to issue one step, per cycle]}: the implementations take turns step by
-    step (a cycle calls each once, the order rotated by one every cycle), each call timed on
-    its own, ``between()`` (untimed) before each where given, the GPU queue drained after
-    every ``per_sync`` cycles.
-
-    host_us_rounds pairs batches of 20 steps: on these VMs a host changes speed from one batch
-    to the next (the same path against itself read 0.83-0.95x in one run, perf log v0.44), so
-    its per-round ratios spread over 0.5-1.5x.  Steps a few hundred microseconds apart share
-    the host's state far more closely, so the per-cycle ratios (paired_ratio over the cycles)
-    say more about a difference of 5-10%.  Each step also runs after another implementation's,
-    as a layer's step runs after other layers' work in a network, not after copies of itself:
-    every call costs the host 2-4x its cost in a loop there (perf log v0.45).  A step right
-    after the same code is cheaper (an A/A pair read 1.11-1.36x, v0.45), so a comparison gives
-    every step the same predecessor: ``between``, e.g. other layers' work."""
-    if sync is None:
-        import torch
-
-        sync = torch.cuda.synchronize
-    clock = clock or time.perf_counter
-    for step in steps.values():
-        for _ in range(warmup):
-            step()
-    sync()
-    order = list(steps.items())
-    samples = {name: [] for name in steps}
-    for c in range(cycles):
-        k = c % len(order)
-        for name, step in order[k:] + order[:k]:
-            if between is not None:
-                between()
-            t0 = clock()
-            step()
-            samples[name].append((clock() - t0) * 1e6)
-        if (c + 1) % per_sync == 0:
-            sync()
-    sync()
-    return samples
-
-
 # Host µs in a network (v0.45): each step after the same small attention block, the
 # implementations in turns step by step, at most HOST_NET_CYCLES cycles and about HOST_NET_S
 # seconds of steps per row.

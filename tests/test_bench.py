@@ -333,69 +333,6 @@ def test_host_us_rounds_keep_each_round_for_paired_ratios():
     assert (median, low, high) == pytest.approx((100 / 110,) * 3)
 
 
-def test_host_us_alternating_takes_turns_step_by_step_and_pairs_each_cycle():
-    """The implementations take turns step by step, the order rotated by one every cycle (no
-    implementation always follows the same one), each step timed alone, a sync after every
-    per_sync cycles; a host whose speed changes from one step to the next (here: every third
-    cycle at half speed) cancels out of the per-cycle ratio."""
-    from codegen import bench
-
-    now, order, cycle, syncs = [0.0], [], [0], [0]
-    cost = {"ours": 100e-6, "eager": 125e-6, "liger": 150e-6}
-
-    def step_of(name):
-        def step():
-            order.append(name)
-            now[0] += cost[name] * (2.0 if cycle[0] % 3 == 2 else 1.0)
-            if len(order) % 3 == 0:  # a cycle (the warm-up's three steps too) is three steps
-                cycle[0] += 1
-
-        return step
-
-    def sync():
-        syncs[0] += 1
-
-    steps = {name: step_of(name) for name in cost}
-    got = bench.host_us_alternating(
-        steps, 12, per_sync=4, warmup=1, sync=sync, clock=lambda: now[0]
-    )
-    assert order[:3] == ["ours", "eager", "liger"]  # warm-up
-    assert order[3:12] == [
-        "ours",
-        "eager",
-        "liger",
-        "eager",
-        "liger",
-        "ours",
-        "liger",
-        "ours",
-        "eager",
-    ]
-    assert syncs[0] == 1 + 3 + 1  # after the warm-up, every 4 cycles, at the end
-    assert [len(v) for v in got.values()] == [12, 12, 12]
-    assert max(got["ours"]) == pytest.approx(2 * min(got["ours"]))  # the host's speed moved
-    row = {f"{k}_host_us_rounds": v for k, v in got.items()}
-    assert bench.paired_ratio(row, "ours_host_us", "eager_host_us") == pytest.approx((0.8,) * 3)
-    order.clear()
-    bench.host_us_alternating(
-        steps, 2, warmup=0, sync=sync, clock=lambda: now[0], between=lambda: order.append("-")
-    )
-    assert order == [
-        "-",
-        "ours",
-        "-",
-        "eager",
-        "-",
-        "liger",
-        "-",
-        "eager",
-        "-",
-        "liger",
-        "-",
-        "ours",
-    ]
-
-
 def test_host_net_us_rounds_bound_the_time_and_quartiles_pair_the_cycles():
     """host_net_us: at most HOST_NET_CYCLES cycles, at least 20, fewer where the steps are long
     (each cycle synchronised: about n steps' GPU time); paired_quartiles: the per-cycle ratios'

@@ -1,18 +1,16 @@
 """Host µs of a GLU training step, ours against eager (and Liger), with the implementations
-taking turns step by step (codegen.bench.host_us_alternating) instead of batch by batch (the
-bench's host_us_rounds): the per-cycle ratio over eager's, median [quartiles], and an A/A
-control ("ours again": the same step under a second name, whose ratio to "ours" shows the
-method's own spread).  Each step follows the same work, as a layer's step follows other
-layers' in a network: a small attention block's forward and backward (untimed; ADJACENT=1
-leaves it out, and then a step that follows the same code runs warmer).  The bench's batch
-method runs beside it in the same process for comparison.
+issued as a network's layers issue them (codegen.bench.host_net_us: two layers of each, each
+after a small attention block's forward and backward, the second timed, the implementations
+in shuffled turns) and in the bench's batches (host_us_rounds), in the same process: the
+per-cycle ratio over eager's, median [quartiles], and an A/A control ("ours again": the same
+step under a second name, whose ratio to "ours" shows the method's own spread).
 
-    [CYCLES=150] [PATHS=host_gap] PYTHONPATH=. python scripts/host_alternating.py [MODULE.py] [M,K,N ...]
+    [CYCLES=150] [PATHS=host_gap] PYTHONPATH=. python scripts/host_net.py [MODULE.py] [M,K,N ...]
 
 PATHS=host_gap adds host_gap.py's paths (ours packed, minimal, bare, and where FusedGLU holds
 two parts: ours with one buffer, bare parts with and without the split), .grad accumulated.
 
-Results: $OUT/host_alternating.json (or build/).
+Results: $OUT/host_net.json (or build/).
 """
 
 import os
@@ -29,7 +27,6 @@ from codegen.bench import (  # noqa: E402
     fused_glu_call,
     glu_step_inputs,
     host_net_us,
-    host_us_alternating,
     host_us_rounds,
     other_layers,
     script_args,
@@ -80,18 +77,14 @@ def main():
     print(
         f"{torch.cuda.get_device_name()} torch {torch.__version__} triton {mod.triton.__version__}"
     )
-    adjacent = os.environ.get("ADJACENT") == "1"
-    res = {"module": mod.SPEC["name"], "cycles": CYCLES, "adjacent": adjacent, "shapes": []}
+    res = {"module": mod.SPEC["name"], "cycles": CYCLES, "shapes": []}
     for M, K, N in shapes:
         steps = steps_for(mod, M, K, N)
         step_ms = max(cuda_ms_per_call(s, 3) for s in steps.values())
-        if adjacent:
-            alt = host_us_alternating(steps, CYCLES, per_sync=1)
-        else:
-            alt = host_net_us(steps, CYCLES, other_layers(dtype=mod.DTYPE))
+        alt = host_net_us(steps, CYCLES, other_layers(dtype=mod.DTYPE))
         batch = host_us_rounds(steps, n=max(4, min(20, int(400 / max(step_ms, 1e-3)))), rounds=7)
         print(f"{M}x{K}x{N}: host µs per step; x eager's (ours again: x ours), per cycle / round")
-        print(f"  {'':12s} {'alternating':>12s} {'median [q1, q3] x eager':>28s}   batches")
+        print(f"  {'':12s} {'in network':>12s} {'median [q1, q3] x eager':>28s}   batches")
         for name in steps:
             base = "ours" if name == "ours again" else "eager"
             r = quartiles(ratios(alt, name, base))
@@ -102,11 +95,11 @@ def main():
                 f"{statistics.median(b):.3f} [{min(b):.3f}, {max(b):.3f}]"
             )
         res["shapes"].append(
-            {"shape": [M, K, N], "step_ms": step_ms, "alternating": alt, "batches": batch}
+            {"shape": [M, K, N], "step_ms": step_ms, "in_network": alt, "batches": batch}
         )
         del steps
         torch.cuda.empty_cache()
-    print("results:", write_results("host_alternating.json", res))
+    print("results:", write_results("host_net.json", res))
 
 
 if __name__ == "__main__":
