@@ -26,9 +26,12 @@ from codegen.bench import (  # noqa: E402
     cuda_ms_per_call,
     fused_glu_call,
     glu_step_inputs,
+    host_batch,
     host_net_us,
     host_us_rounds,
     other_layers,
+    paired_quartiles,
+    paired_ratio,
     script_args,
     write_results,
 )
@@ -36,17 +39,6 @@ from codegen.bench import (  # noqa: E402
 MODULE = "generated/glu_silu_bf16_bn128_sm90.py"
 SHAPES = [(2048, 4096, 1408), (4096, 2048, 5632), (11136, 3584, 14336), (8192, 4096, 14336)]
 CYCLES = int(os.environ.get("CYCLES", 150))
-
-
-def quartiles(xs):
-    """(median, first quartile, third quartile) of xs."""
-    q = statistics.quantiles(xs, n=4)
-    return statistics.median(xs), q[0], q[2]
-
-
-def ratios(samples, a, b):
-    """Per-cycle a / b."""
-    return [x / y for x, y in zip(samples[a], samples[b])]
 
 
 def steps_for(mod, M, K, N):
@@ -82,17 +74,19 @@ def main():
         steps = steps_for(mod, M, K, N)
         step_ms = max(cuda_ms_per_call(s, 3) for s in steps.values())
         alt = host_net_us(steps, CYCLES, other_layers(dtype=mod.DTYPE))
-        batch = host_us_rounds(steps, n=max(4, min(20, int(400 / max(step_ms, 1e-3)))), rounds=7)
+        batch = host_us_rounds(steps, n=host_batch(step_ms), rounds=7)
+        net_rows = {f"{k}_rounds": v for k, v in alt.items()}
+        batch_rows = {f"{k}_rounds": v for k, v in batch.items()}
         print(f"{M}x{K}x{N}: host µs per step; x eager's (ours again: x ours), per cycle / round")
         print(f"  {'':12s} {'in network':>12s} {'median [q1, q3] x eager':>28s}   batches")
         for name in steps:
             base = "ours" if name == "ours again" else "eager"
-            r = quartiles(ratios(alt, name, base))
-            b = [x / y for x, y in zip(batch[name], batch[base])]
+            r = paired_quartiles(net_rows, name, base)
+            b = paired_ratio(batch_rows, name, base)
             print(
                 f"  {name:12s} {statistics.median(alt[name]):12.1f} "
                 f"{r[0]:10.3f} [{r[1]:.3f}, {r[2]:.3f}]   {statistics.median(batch[name]):7.1f} "
-                f"{statistics.median(b):.3f} [{min(b):.3f}, {max(b):.3f}]"
+                f"{b[0]:.3f} [{b[1]:.3f}, {b[2]:.3f}]"
             )
         res["shapes"].append(
             {"shape": [M, K, N], "step_ms": step_ms, "in_network": alt, "batches": batch}

@@ -3,14 +3,14 @@
 v0.45's host_gap: our step's two Triton launches, through their launch plans, cost ~95-133 µs
 of host time inside a step (its "minimal" path minus "bare") where host_call_costs, calling
 each in a loop, prices them at 19 + 11 µs (the C launchers alone 7 + 7).  Here each candidate
-call X runs once inside the forward of a bare autograd.Function step (host_gap's Bare: two
-allocations, the backward's two GEMMs, the leaves' gradient adds), and the step's host µs is
-compared with the bare step's in the same rounds (batches of queued steps, every other round
-reversed, medians of the per-round differences).  The same X is also timed in a loop.  The
-candidates: our forward and factor-pass launches through their plans, each plan's C launcher
-alone (no Python of ours), a cuBLAS GEMM, an eager elementwise op, and pairs of them.  The
-extra calls run on small persistent buffers (512 x 256 -> 2 x 256), so they add ~nothing to the
-GPU's queue.
+call X runs once in the forward pass of a bare autograd.Function step, just before host_gap's
+Bare (two allocations, the backward's two GEMMs, the leaves' gradient adds), and the step's host
+µs is compared with the bare step's in the same rounds (bench.host_us_rounds: batches of queued
+steps, every other round reversed; medians of the per-round differences).  The same X is also
+timed in a loop.  The candidates: our forward and factor-pass launches through their plans,
+each plan's C launcher alone (no Python of ours), a cuBLAS GEMM, an eager elementwise op, and
+pairs of them.  The extra calls run on small persistent buffers (512 x 256 -> 2 x 256), so they
+add ~nothing to the GPU's queue.
 
     [ROUNDS=11] PYTHONPATH=. python scripts/launch_in_step.py [MODULE.py] [M,K,N]
 
@@ -20,13 +20,17 @@ Results: $OUT/launch_in_step.json (or build/).
 import os
 import statistics
 import sys
-import time
 
 import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, ".")
-from codegen.bench import _round_order, glu_step_inputs, script_args, write_results  # noqa: E402
+from codegen.bench import (  # noqa: E402
+    glu_step_inputs,
+    host_us_rounds,
+    script_args,
+    write_results,
+)
 
 import host_gap  # noqa: E402  (scripts/, beside this one)
 
@@ -84,30 +88,13 @@ def bare_with(extra):
     return step
 
 
-def timed(fns, n):
-    """{name: [µs per call of each round]}: batches of n calls, interleaved rounds."""
-    for fn in fns.values():
-        for _ in range(3):
-            fn()
-    torch.cuda.synchronize()
-    got = {k: [] for k in fns}
-    for r in range(ROUNDS):
-        for name, fn in _round_order(fns, r):
-            t0 = time.perf_counter()
-            for _ in range(n):
-                fn()
-            got[name].append((time.perf_counter() - t0) / n * 1e6)
-            torch.cuda.synchronize()
-    return got
-
-
 def main():
     mod, shapes = script_args(sys.argv[1:], MODULE, SHAPES)
     print(
         f"{torch.cuda.get_device_name()} torch {torch.__version__} triton {mod.triton.__version__}"
     )
     calls = extras(mod)
-    loop = timed(calls, LOOP)
+    loop = host_us_rounds(calls, n=LOOP, rounds=ROUNDS)
     res = {"module": mod.SPEC["name"], "rounds": ROUNDS, "loop_us": loop, "shapes": []}
     for M, K, N in shapes:
         x, gate_w, up_w, dy = glu_step_inputs(mod, M, K, N)
@@ -116,7 +103,7 @@ def main():
         for name, extra in {"bare": None, **calls}.items():
             f = bare_with(extra)
             steps[name] = lambda f=f: f(x, w).backward(dy)
-        got = timed(steps, BATCH)
+        got = host_us_rounds(steps, n=BATCH, rounds=ROUNDS)
         print(f"{M}x{K}x{N}: host µs the call adds to a bare step / the call in a loop (medians)")
         print(f"  bare step {statistics.median(got['bare']):7.1f} µs")
         for name in calls:
