@@ -1,0 +1,87 @@
+"""Host µs of the small-step path against the general path, in a network (bench.host_net_us:
+two layers of each implementation, each after a small attention block's fwd+bwd, the second
+timed, shuffled turns), with eager's step and an A/A control beside them.
+
+For each shape, the weight as FusedGLU holds it (``fused_glu_call``: one packed Parameter, or
+two parts from PARTS_MIN_WEIGHT on, split where the step's rules split them), through the
+module with SMALL_STEP_PATH on ("small step") and off ("general"), the same module again
+("small step again", the A/A), eager PyTorch, and the minimal path (host_gap's: our two
+launches behind a bare Function, one packed weight).
+
+    [CYCLES=150] PYTHONPATH=. python scripts/small_step_net.py [MODULE.py] [M,K,N ...]
+
+Results: $OUT/small_step_net.json (or build/).
+"""
+
+import os
+import statistics
+import sys
+
+import torch
+
+sys.path.insert(0, ".")
+sys.path.insert(0, "scripts")
+from codegen.bench import (  # noqa: E402
+    _eager_glu,
+    fused_glu_call,
+    glu_step_inputs,
+    host_net_us,
+    load_module,
+    other_layers,
+    paired_quartiles,
+    script_args,
+    write_results,
+)
+
+MODULE = "generated/glu_silu_bf16_bn128_sm90.py"
+SHAPES = [(2048, 4096, 1408), (2048, 2048, 5632), (4096, 2048, 5632), (8192, 4096, 14336)]
+CYCLES = int(os.environ.get("CYCLES", 150))
+
+
+def steps_for(path, M, K, N):
+    """{name: a fwd+bwd step, .grad accumulated}, and what the FusedGLU weight was."""
+    import host_gap
+
+    ours = load_module(path)
+    general = load_module(path)
+    general.SMALL_STEP_PATH = False
+    x, gate_w, up_w, dy = glu_step_inputs(ours, M, K, N)
+    packed = ours.pack_weight(gate_w, up_w).contiguous()
+    w_cat = torch.cat([up_w, gate_w]).contiguous().requires_grad_()
+    calls = {"eager": (_eager_glu(ours), (x, w_cat))}
+    for name, mod in (("small step", ours), ("general", general), ("small step again", ours)):
+        calls[name] = fused_glu_call(mod, packed, x)  # (each its own weight)
+    mini = host_gap.minimal_function(ours).apply
+    calls["minimal (packed)"] = (mini, (x, packed.detach().clone().requires_grad_()))
+    parts = len(calls["small step"][1]) == 3
+    steps = {name: (lambda f=f, i=i: f(*i).backward(dy)) for name, (f, i) in calls.items()}
+    return steps, parts
+
+
+def main():
+    mod, shapes = script_args(sys.argv[1:], MODULE, SHAPES)
+    print(
+        f"{torch.cuda.get_device_name()} torch {torch.__version__} triton {mod.triton.__version__}"
+    )
+    res = {"module": mod.SPEC["name"], "cycles": CYCLES, "shapes": []}
+    for M, K, N in shapes:
+        steps, parts = steps_for(mod.__file__, M, K, N)
+        got = host_net_us(steps, CYCLES, other_layers(dtype=mod.DTYPE))
+        rows = {f"{k}_rounds": v for k, v in got.items()}
+        weight = "two parts" if parts else "one packed"
+        print(f"{M}x{K}x{N} (FusedGLU's weight: {weight}): host µs per step in a network")
+        for k, v in got.items():
+            e = paired_quartiles(rows, k, "eager")
+            g = paired_quartiles(rows, k, "general")
+            print(
+                f"  {k:18s} {statistics.median(v):7.1f}  x eager {e[0]:.3f} [{e[1]:.3f}, "
+                f"{e[2]:.3f}]  x general {g[0]:.3f} [{g[1]:.3f}, {g[2]:.3f}]"
+            )
+        res["shapes"].append({"shape": [M, K, N], "parts": parts, "in_network": got})
+        del steps
+        torch.cuda.empty_cache()
+    print("results:", write_results("small_step_net.json", res))
+
+
+if __name__ == "__main__":
+    main()
