@@ -8,7 +8,11 @@ module with SMALL_STEP_PATH on ("small step") and off ("general"), the same modu
 ("small step again", the A/A), eager PyTorch, and the minimal path (host_gap's: our two
 launches behind a bare Function, one packed weight).
 
-    [CYCLES=150] PYTHONPATH=. python scripts/small_step_net.py [MODULE.py] [M,K,N ...]
+    [CYCLES=150] [INFER=1] PYTHONPATH=. python scripts/small_step_net.py [MODULE.py] [M,K,N ...]
+
+INFER=1 times forwards under torch.no_grad() instead (a generation step's layer): eager's,
+ours (FusedGLU's weight), and the minimal forward (the output allocated and one launch of the
+module's forward kernel without factors); "general" is then ours with SMALL_STEP_PATH off.
 
 Results: $OUT/small_step_net.json (or build/).
 """
@@ -36,6 +40,7 @@ from codegen.bench import (  # noqa: E402
 MODULE = "generated/glu_silu_bf16_bn128_sm90.py"
 SHAPES = [(2048, 4096, 1408), (2048, 2048, 5632), (4096, 2048, 5632), (8192, 4096, 14336)]
 CYCLES = int(os.environ.get("CYCLES", 150))
+INFER = os.environ.get("INFER") == "1"
 
 
 def steps_for(path, M, K, N):
@@ -54,8 +59,31 @@ def steps_for(path, M, K, N):
     mini = host_gap.minimal_function(ours).apply
     calls["minimal (packed)"] = (mini, (x, packed.detach().clone().requires_grad_()))
     parts = len(calls["small step"][1]) == 3
+    if INFER:
+        calls["minimal (packed)"] = (_minimal_forward(ours), (x, packed))
+        return {name: _no_grad(f, i) for name, (f, i) in calls.items()}, parts
     steps = {name: (lambda f=f, i=i: f(*i).backward(dy)) for name, (f, i) in calls.items()}
     return steps, parts
+
+
+def _no_grad(f, inputs):
+    def forward():
+        with torch.no_grad():
+            f(*inputs)
+
+    return forward
+
+
+def _minimal_forward(mod):
+    """out = glu(x, weight) as one launch of the module's forward kernel, nothing checked."""
+
+    def forward(x, weight):
+        N = weight.shape[0] // 2
+        out = x.new_empty((x.shape[0], N))
+        mod._launch_forward(x, weight, None, out, out, out, N, mod.WRITE_NOTHING)
+        return out
+
+    return forward
 
 
 def main():
@@ -63,13 +91,14 @@ def main():
     print(
         f"{torch.cuda.get_device_name()} torch {torch.__version__} triton {mod.triton.__version__}"
     )
-    res = {"module": mod.SPEC["name"], "cycles": CYCLES, "shapes": []}
+    res = {"module": mod.SPEC["name"], "cycles": CYCLES, "infer": INFER, "shapes": []}
     for M, K, N in shapes:
         steps, parts = steps_for(mod.__file__, M, K, N)
         got = host_net_us(steps, CYCLES, other_layers(dtype=mod.DTYPE))
         rows = {f"{k}_rounds": v for k, v in got.items()}
         weight = "two parts" if parts else "one packed"
-        print(f"{M}x{K}x{N} (FusedGLU's weight: {weight}): host µs per step in a network")
+        what = "forward under no_grad" if INFER else "step"
+        print(f"{M}x{K}x{N} (FusedGLU's weight: {weight}): host µs per {what} in a network")
         for k, v in got.items():
             e = paired_quartiles(rows, k, "eager")
             g = paired_quartiles(rows, k, "general")
@@ -80,7 +109,8 @@ def main():
         res["shapes"].append({"shape": [M, K, N], "parts": parts, "in_network": got})
         del steps
         torch.cuda.empty_cache()
-    print("results:", write_results("small_step_net.json", res))
+    name = "small_step_net_infer.json" if INFER else "small_step_net.json"
+    print("results:", write_results(name, res))
 
 
 if __name__ == "__main__":
