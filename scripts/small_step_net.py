@@ -8,7 +8,10 @@ module with SMALL_STEP_PATH on ("small step") and off ("general"), the same modu
 ("small step again", the A/A), eager PyTorch, and the minimal path (host_gap's: our two
 launches behind a bare Function, one packed weight).
 
-    [CYCLES=150] [INFER=1] PYTHONPATH=. python scripts/small_step_net.py [MODULE.py] [M,K,N ...]
+    [CYCLES=150] [INFER=1] [BASE=OTHER.py] PYTHONPATH=. python scripts/small_step_net.py \
+        [MODULE.py] [M,K,N ...]
+
+BASE=OTHER.py adds another file's module ("base": e.g. the module before a change) the same way.
 
 INFER=1 times forwards under torch.no_grad() instead (a generation step's layer): eager's,
 ours (FusedGLU's weight), and the minimal forward (the output allocated and one launch of the
@@ -54,7 +57,10 @@ def steps_for(path, M, K, N):
     packed = ours.pack_weight(gate_w, up_w).contiguous()
     w_cat = torch.cat([up_w, gate_w]).contiguous().requires_grad_()
     calls = {"eager": (_eager_glu(ours), (x, w_cat))}
-    for name, mod in (("small step", ours), ("general", general), ("small step again", ours)):
+    mods = [("small step", ours), ("general", general), ("small step again", ours)]
+    if os.environ.get("BASE"):
+        mods.append(("base", load_module(os.environ["BASE"])))
+    for name, mod in mods:
         calls[name] = fused_glu_call(mod, packed, x)  # (each its own weight)
     mini = host_gap.minimal_function(ours).apply
     calls["minimal (packed)"] = (mini, (x, packed.detach().clone().requires_grad_()))
