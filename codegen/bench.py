@@ -575,7 +575,8 @@ def fused_glu_call(mod, packed, x, parts=None):
     since v0.38 only where the layer is big enough for them (the module's
     _weight_parts_wanted), else the packed tensor.  ``parts=True``: the two parts whatever the
     layer's size, as FusedGLU(..., weight_parts=True) holds them (where the module has parts
-    and N spans more than one forward tile)."""
+    and N spans more than one forward tile).  The call is FusedGLU.forward's: glu(x, (weight_a,
+    weight_b)), weight_b None for one packed Parameter."""
     import torch
 
     rows = packed.detach().clone()
@@ -587,7 +588,13 @@ def fused_glu_call(mod, packed, x, parts=None):
         else len(rows)
     )
     if split == len(rows):
-        return mod.glu, (x, torch.nn.Parameter(rows))
+        if not hasattr(mod, "_weight_parts"):  # (before v0.26: FusedGLU passes the tensor)
+            return mod.glu, (x, torch.nn.Parameter(rows))
+
+        def glu_packed(x, weight):  # as FusedGLU.forward passes one packed Parameter
+            return mod.glu(x, (weight, None))
+
+        return glu_packed, (x, torch.nn.Parameter(rows))
     parts = (torch.nn.Parameter(rows[:split]), torch.nn.Parameter(rows[split:]))
 
     def glu_parts(x, weight_a, weight_b):

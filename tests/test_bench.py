@@ -829,7 +829,8 @@ def test_peak_mib_collects_garbage_before_its_base(monkeypatch, fake_cuda_memory
 
 def test_fused_glu_call_holds_the_weight_as_fused_glu_does():
     """Two parts where the module gives FusedGLU two (v0.26; since v0.38 only layers of at least
-    PARTS_MIN_WEIGHT), else the packed tensor as one Parameter."""
+    PARTS_MIN_WEIGHT), else the packed tensor as one Parameter, passed as FusedGLU.forward
+    passes it: (weight, None) (a module from before v0.26: the tensor)."""
     from codegen.bench import fused_glu_call
 
     calls = []
@@ -837,10 +838,16 @@ def test_fused_glu_call_holds_the_weight_as_fused_glu_does():
         glu=lambda x, w: calls.append(w),
         _weight_split=lambda N: N // 2,
         _weight_parts_wanted=lambda K, N: K * N >= 64,
+        _weight_parts=None,
     )
     x = torch.zeros(3, 8)
     small, big = torch.randn(8, 4), torch.randn(16, 8)  # [2N, K]: K N = 16, 64
     f, inputs = fused_glu_call(mod, small, x)
+    assert len(inputs) == 2 and torch.equal(inputs[1], small)
+    f(*inputs)
+    assert type(calls[-1]) is tuple and calls[-1][0] is inputs[1] and calls[-1][1] is None
+    old = types.SimpleNamespace(glu=mod.glu)
+    f, inputs = fused_glu_call(old, small, x)
     assert f is mod.glu and len(inputs) == 2 and torch.equal(inputs[1], small)
     f, inputs = fused_glu_call(mod, big, x)
     assert len(inputs) == 3 and [t.shape[0] for t in inputs[1:]] == [8, 8]
