@@ -565,7 +565,8 @@ METHOD = (
     "interleaved rounds, every other reversed; floors timed in the steps' rounds (v0.18); "
     "host µs in batches of at most HOST_BATCH_MS of GPU time (v0.43); "
     "host µs in a network: two layers of a step, each after an attention block, the second "
-    "timed, implementations in shuffled turns (v0.45)"
+    "timed, implementations in shuffled turns (v0.45); ours called as FusedGLU.forward calls "
+    "glu, one packed weight as (weight, None) (v0.46)"
 )
 
 
