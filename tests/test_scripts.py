@@ -424,3 +424,80 @@ print("ok")
         [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600
     )
     assert result.returncode == 0 and result.stdout.strip() == "ok", result.stderr[-3000:]
+
+
+def test_fuzz_paths_smoke_checks_every_path_and_form_against_the_reference(tmp_path):
+    """scripts/fuzz_paths.py MODULE --smoke: random steps through every weight form, path switch
+    and forward, each checked against the float32 reference (and the small-step path's bits
+    against the general path's); none fails, and every axis was drawn."""
+    module = str(ROOT / "generated" / "glu_silu_bf16_bn128_sm90.py")
+    args = (module, "--cases", "150", "--seed", "7")
+    run = smoke("fuzz_paths.py", "fuzz_paths.json", tmp_path, args)
+    results = run["results"]
+    assert len(results) == 150
+    assert [r for r in results if r["failures"]] == []
+    for axis in ("form", "config", "forward", "grad_mode"):
+        drawn = {r["case"][axis] for r in results}
+        assert len(drawn) > 1, (axis, drawn)
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import fuzz_paths
+
+    assert {r["case"]["form"] for r in results} == set(fuzz_paths.FORMS)
+    assert {r["case"]["config"] for r in results} == set(fuzz_paths.CONFIGS)
+    assert sum(bool(r["small_step"]) for r in results) >= 10  # the path and its bit check ran
+    trained = [r for r in results if r["errors"].get("x") is not None]
+    assert len(trained) >= 20 and max(r["errors"]["x"] for r in trained) < 1e-2
+
+
+def test_fuzz_paths_reports_a_wrong_gradient(monkeypatch):
+    """The fuzzer's check fails a path whose gradient is off by 5% (in-process, on the CPU's
+    reference path: a module whose glu returns a scaled output)."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import fuzz_paths
+
+    class Fake:  # the module surface check() uses, with a glu that is 5% off
+        CHUNK, DTYPE, _INTERPRET = 4, torch.float32, True
+        SMALL_STEP_PATH = True
+
+        @staticmethod
+        def _weight_split(n):
+            return n // 2
+
+        @staticmethod
+        def _small_step(x, w, b):
+            return None
+
+        @staticmethod
+        def unpack_weight(w):
+            return w[w.shape[0] // 2 :], w[: w.shape[0] // 2]
+
+        @staticmethod
+        def reference(x, gate_w, up_w, gate_b=None, up_b=None):
+            return (x @ up_w.t()) * torch.nn.functional.silu(x @ gate_w.t())
+
+        @classmethod
+        def glu(cls, x, w, b=None):
+            return 1.05 * cls.reference(x, *cls.unpack_weight(w))
+
+    case = {
+        "lead": [3],
+        "K": 8,
+        "N": 8,
+        "form": "packed",
+        "wants": ["x", "weight"],
+        "grad_mode": "train",
+        "strided_x": False,
+        "autocast": False,
+        "config": "default",
+        "forward": "rule",
+        "seed": 1,
+    }
+    failures, small, errors = fuzz_paths.check(case, Fake, "cpu", 1e-2)
+    assert not small
+    assert {f.split(":")[0] for f in failures} == {
+        "out",
+        "x",
+        "weight",
+        "a second backward did not raise",
+    }
+    assert 0.04 < errors["out"] < 0.06

@@ -1,0 +1,362 @@
+"""Differential fuzzing of a generated dense module's training and inference paths.
+
+Each case draws a shape (rows ragged or not, K aligned for TMA or not, 1-D / 2-D / 3-D x, x
+contiguous or a strided view), a weight form (one packed tensor, FusedGLU's two parts as one
+tensor's rows, two tensors apart, a list, a FusedGLU module with one or two Parameters, a
+packed bias), which inputs want a gradient (or none, or torch.no_grad), autocast or not, and
+one of the module's path switches (as generated, the general path, two autograd nodes, split
+factor buffers, dy kept) and which forward runs (the module's rule, the fused kernel, a cuBLAS
+GEMM and one pass).  It runs one fwd+bwd and checks:
+
+- out and every gradient (x, each weight part, the bias) against a float32 reference
+  (``reference`` through autograd) within the generated tests' tolerance (2x where per-part
+  GEMMs round twice, as the tests allow);
+- no gradient where none was wanted, and the right shapes;
+- where the step took the small-step path, the same step down the general path gives the same
+  bits (the path's contract);
+- a second backward through the same graph raises a RuntimeError (the factors are consumed).
+
+    PYTHONPATH=. python scripts/fuzz_paths.py MODULE.py [--seconds S] [--cases N] [--seed S]
+        [--smoke]
+
+On a GPU it draws shapes up to a few thousand rows; with --smoke (or TRITON_INTERPRET=1) tiny
+ones on the CPU, in Triton's interpreter (bf16 dots widened as the generated tests do).
+Results: $OUT/fuzz_paths.json (or build/): every case, what it drew, whether it took the
+small-step path, its failures.  Exit status 1 when a case failed; each failure is printed with
+the case (it reproduces with the same --seed: cases are drawn in order)."""
+
+import argparse
+import contextlib
+import json
+import math
+import os
+import random
+import sys
+import time
+import traceback
+from pathlib import Path
+
+sys.path.insert(0, ".")
+if "--smoke" in sys.argv:  # before Triton is imported: its kernels then run in the interpreter
+    os.environ["TRITON_INTERPRET"] = "1"
+
+import torch  # noqa: E402
+
+from codegen.bench import load_module  # noqa: E402
+
+# the module constants each path switch sets (the rest keep the module's values)
+CONFIGS = {
+    "default": {},
+    "general": {"SMALL_STEP_PATH": False},
+    "two_nodes": {"SMALL_STEP_PATH": False, "RELEASE_DY": False, "TWO_NODES_MIN_FLOP": 0},
+    "split": {
+        "LOW_PEAK_MIN_FLOP": 0,
+        "SPLIT_MIN_SAVING": -1.0,
+        "SPLIT_MAX_OVER_FLOOR": math.inf,
+        "PARTS_SPLIT_MIN_SAVING": -1.0,
+    },
+    "split_two_nodes": {
+        "RELEASE_DY": False,
+        "LOW_PEAK_MIN_FLOP": 0,
+        "SPLIT_MIN_SAVING": -1.0,
+        "SPLIT_MAX_OVER_FLOOR": math.inf,
+        "PARTS_SPLIT_MIN_SAVING": -1.0,
+    },
+    "keep_dy": {"RELEASE_DY": False},
+}
+# and the forward: as the module's rule picks it (on the CPU's few rows: always the unfused
+# one), the fused kernel, or a cuBLAS GEMM and one pass
+FORWARDS = {
+    "rule": {},
+    "fused": {"UNFUSED_MAX_ROWS": 0, "UNFUSED_MIN_SAVING_US": math.inf},
+    "unfused": {"UNFUSED_MAX_ROWS": 1 << 40},
+}
+FORMS = ("packed", "parts", "apart", "list", "module", "module_parts", "bias", "module_bias")
+
+
+@contextlib.contextmanager
+def configured(mod, config):
+    """The module's constants set as ``config`` says, restored after (those it has: an sm80
+    module has no persistent kernel's wave rule)."""
+    config = {name: value for name, value in config.items() if hasattr(mod, name)}
+    old = {name: getattr(mod, name) for name in config}
+    try:
+        for name, value in config.items():
+            setattr(mod, name, value)
+        yield
+    finally:
+        for name, value in old.items():
+            setattr(mod, name, value)
+
+
+def draw(rng, mod, gpu):
+    """One random case (a dict of plain values: printable, replayable)."""
+    chunk = mod.CHUNK
+    if gpu:
+        M = rng.choice([1, 2, 7, 64, 127, 128, 129, 255, 256, 257, 300, 513, 1000, 2048, 3001])
+        K = rng.choice([8, 16, 64, 72, 100, 128, 200, 256, 520, 1024, 2048])
+        n_chunks = rng.randint(1, 8)
+    else:
+        M = rng.choice([1, 2, 3, 5, 9])
+        K = rng.choice([8, 12, 16])
+        n_chunks = rng.randint(1, 3)
+    dims = 1 if M == 1 and rng.random() < 0.5 else rng.choice([2, 2, 3])
+    lead = [M] if dims == 2 else ([] if dims == 1 else [1, M])
+    if dims == 3 and M % 2 == 0 and rng.random() < 0.5:
+        lead = [2, M // 2]
+    form = rng.choice(FORMS)
+    n = n_chunks * chunk
+    if form in ("parts", "apart", "list", "module_parts") and mod._weight_split(n) >= n:
+        form = "packed"  # one forward tile: no second part to hold
+    inputs = ["x", "weight"] + (["bias"] if "bias" in form else [])
+    wants = [name for name in inputs if rng.random() < 0.6]
+    grad_mode = rng.choice(["train"] * 6 + ["no_grad"])
+    return {
+        "lead": lead,
+        "K": K,
+        "N": n,
+        "form": form,
+        "wants": wants,
+        "grad_mode": grad_mode,
+        "strided_x": rng.random() < 0.2,
+        "autocast": rng.random() < 0.1,
+        "config": rng.choice(list(CONFIGS)),
+        "forward": rng.choice(list(FORWARDS)),
+        "seed": rng.randrange(1 << 30),
+    }
+
+
+def tensors(case, mod, device):
+    """x (bf16 / fp16 values; float32 under autocast), the packed weight [2N, K] and the packed
+    bias [2N] (or None), drawn from the case's seed."""
+    g = torch.Generator(device="cpu").manual_seed(case["seed"])
+    K, N = case["K"], case["N"]
+    x = torch.randn(*case["lead"], K, generator=g)
+    weight = torch.randn(2 * N, K, generator=g) / math.sqrt(K)
+    bias = torch.randn(2 * N, generator=g) * 0.1 if "bias" in case["form"] else None
+    if case["strided_x"]:  # x as every other column of a wider tensor
+        wide = torch.zeros(*case["lead"], 2 * K)
+        wide[..., ::2] = x
+        x = wide.to(device)[..., ::2]
+    else:
+        x = x.to(device)
+    x = x if case["autocast"] else x.to(mod.DTYPE)
+    to = dict(device=device, dtype=mod.DTYPE)
+    return x, weight.to(**to), None if bias is None else bias.to(**to)
+
+
+def run_ours(case, mod, x, weight, bias):
+    """One fwd+bwd through the case's form: (out, grads by name, the function that backwards
+    the same graph again, which path glu took)."""
+    form, wants = case["form"], case["wants"]
+    x = x.detach().requires_grad_("x" in wants)
+    leaves = {"x": x}
+    n_w = mod._weight_split(case["N"])
+    if form.startswith("module"):
+        module = mod.FusedGLU(
+            case["K"],
+            case["N"],
+            bias=bias is not None,
+            device=weight.device,
+            dtype=mod.DTYPE,
+            weight_parts=form == "module_parts",
+        )
+        module._copy_packed(weight)
+        if bias is not None:
+            with torch.no_grad():
+                module.bias.copy_(bias)
+        for p in module.parameters():
+            p.requires_grad_(False)
+        parts = [module.weight_a] + ([module.weight_b] if module.weight_b is not None else [])
+        for p in parts:
+            p.requires_grad_("weight" in wants)
+        if module.bias is not None:
+            module.bias.requires_grad_("bias" in wants)
+            leaves["bias"] = module.bias
+        leaves["weight"] = parts
+        call, args = module, (x,)
+        arg_weight = (module.weight_a, module.weight_b)
+    else:
+        if form in ("parts", "apart", "list"):
+            if form == "parts":  # one tensor's consecutive rows (FusedGLU's layout)
+                w = weight.clone()
+                parts = [w[: 2 * n_w], w[2 * n_w :]]
+            else:
+                parts = [weight[: 2 * n_w].clone(), weight[2 * n_w :].clone()]
+            parts = [p.detach().requires_grad_("weight" in wants) for p in parts]
+            arg_weight = tuple(parts) if form != "list" else list(parts)
+            leaves["weight"] = parts
+        else:
+            w = weight.clone().requires_grad_("weight" in wants)
+            arg_weight, leaves["weight"] = w, [w]
+        b = None
+        if bias is not None:
+            b = bias.clone().requires_grad_("bias" in wants)
+            leaves["bias"] = b
+        call, args = mod.glu, (x, arg_weight, b)
+    small = mod._small_step(x, arg_weight, leaves.get("bias")) is not None
+    grad_ctx = torch.no_grad() if case["grad_mode"] == "no_grad" else contextlib.nullcontext()
+    cast = torch.autocast(x.device.type, dtype=mod.DTYPE) if case["autocast"] else None
+    with grad_ctx, cast or contextlib.nullcontext():
+        out = call(*args)
+    grads, again = {}, None
+    if out.requires_grad:
+        dy = torch.randn(out.shape, generator=torch.Generator().manual_seed(case["seed"] + 1))
+        dy = dy.to(out.device, out.dtype)
+        out.backward(dy, retain_graph=True)
+        again = lambda: out.backward(dy)  # noqa: E731
+        for name, leaf in leaves.items():
+            if isinstance(leaf, list):
+                grads[name] = [p.grad for p in leaf]
+            else:
+                grads[name] = leaf.grad
+    return out.detach(), grads, again, small
+
+
+def reference(case, mod, x, weight, bias):
+    """out and the gradients, in float32, through ``reference``."""
+    xr = x.detach().float().requires_grad_(True)
+    wr = weight.float().requires_grad_(True)
+    gate_w, up_w = mod.unpack_weight(wr)
+    br = None
+    gate_b = up_b = None
+    if bias is not None:
+        br = bias.float().requires_grad_(True)
+        gate_b, up_b = mod.unpack_bias(br)
+    out = mod.reference(xr, gate_w, up_w, gate_b, up_b)
+    dy = torch.randn(out.shape, generator=torch.Generator().manual_seed(case["seed"] + 1))
+    out.backward(dy.to(out.device, mod.DTYPE).float())
+    return out.detach(), {"x": xr.grad, "weight": wr.grad, "bias": None if br is None else br.grad}
+
+
+def rel_err(ours, ref):
+    ours, ref = ours.double(), ref.double()
+    den = ref.norm()
+    return ((ours - ref).norm() / den).item() if den > 0 else (ours - ref).abs().max().item()
+
+
+def _same(a, b):
+    """Both None, or the same bits."""
+    return a is None and b is None or a is not None and b is not None and torch.equal(a, b)
+
+
+def check(case, mod, device, tol):
+    """The case's failures (a list of strings; empty when it passed)."""
+    x, weight, bias = tensors(case, mod, device)
+    failures, errors = [], {}
+    config = {**CONFIGS[case["config"]], **FORWARDS[case["forward"]]}
+    with configured(mod, config):
+        out, grads, again, small = run_ours(case, mod, x, weight, bias)
+    ref_out, ref_grads = reference(case, mod, x, weight, bias)
+    # per-part GEMMs and addmm_ round twice: the tests allow 2 TOL there
+    loose = 2 * tol if case["form"] != "packed" or "split" in case["config"] else tol
+    if out.shape != ref_out.shape:
+        failures.append(f"out shape {tuple(out.shape)} != {tuple(ref_out.shape)}")
+    else:
+        errors["out"] = rel_err(out, ref_out)
+        if errors["out"] >= tol:
+            failures.append(f"out: relative error {errors['out']:.3g}")
+    training = case["grad_mode"] == "train" and bool(case["wants"])
+    if training != (again is not None):
+        failures.append(f"out.requires_grad is {again is not None} for wants {case['wants']}")
+    for name, got in grads.items():
+        wanted = name in case["wants"]
+        if name == "weight":
+            if wanted and any(g is None for g in got):
+                failures.append("weight: a part got no gradient")
+                continue
+            got = None if not wanted or any(g is None for g in got) else torch.cat(got)
+        if not wanted:
+            if got is not None:
+                failures.append(f"{name}: a gradient that was not wanted")
+            continue
+        if got is None:
+            failures.append(f"{name}: no gradient")
+        elif got.shape != ref_grads[name].shape:
+            failures.append(f"{name}: shape {tuple(got.shape)} != {tuple(ref_grads[name].shape)}")
+        else:
+            errors[name] = rel_err(got, ref_grads[name])
+            if errors[name] >= loose:
+                failures.append(f"{name}: relative error {errors[name]:.3g}")
+    if again is not None:
+        try:
+            again()
+            failures.append("a second backward did not raise")
+        except RuntimeError:
+            pass
+    if small and again is not None and case["config"] in ("default", "split"):
+        with configured(mod, {**config, "SMALL_STEP_PATH": False}):
+            g_out, g_grads, _, _ = run_ours(case, mod, x, weight, bias)
+        same = torch.equal(out, g_out)
+        for name, got in grads.items():
+            other = g_grads[name]
+            if isinstance(got, list):
+                same &= all(_same(a, b) for a, b in zip(got, other))
+            else:
+                same &= _same(got, other)
+        if not same:
+            failures.append("the small-step path's bits differ from the general path's")
+    return failures, small, errors
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("module")
+    parser.add_argument("--seconds", type=float, default=60.0)
+    parser.add_argument("--cases", type=int, default=10**9)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--smoke", action="store_true")
+    args = parser.parse_args()
+    mod = load_module(args.module)
+    gpu = torch.cuda.is_available() and not mod._INTERPRET
+    if not gpu:
+        from tests.interpreter_patch import widen_bf16_dot
+
+        widen_bf16_dot()
+    device = "cuda" if gpu else "cpu"
+    tol = {torch.bfloat16: 1e-2, torch.float16: 2e-3}[mod.DTYPE]
+    rng = random.Random(args.seed)
+    t0, results = time.time(), []
+    while len(results) < args.cases and time.time() - t0 < args.seconds:
+        case = draw(rng, mod, gpu)
+        try:
+            failures, small, errors = check(case, mod, device, tol)
+        except Exception as e:  # an error where none was expected is a failure too
+            failures = [f"raised {type(e).__name__}: {e}", traceback.format_exc(-3)]
+            small, errors = None, {}
+        results.append(
+            {
+                "index": len(results),
+                "case": case,
+                "small_step": small,
+                "errors": errors,
+                "failures": failures,
+            }
+        )
+        if failures:
+            print(f"FAILED case {len(results) - 1} (seed {args.seed}): {json.dumps(case)}")
+            for f in failures:
+                print("   ", f)
+    bad = [r for r in results if r["failures"]]
+    by_config = {c: sum(r["case"]["config"] == c for r in results) for c in CONFIGS}
+    by_form = {f: sum(r["case"]["form"] == f for r in results) for f in FORMS}
+    by_forward = {f: sum(r["case"]["forward"] == f for r in results) for f in FORWARDS}
+    worst = {}
+    for r in results:
+        for name, err in r["errors"].items():
+            worst[name] = max(worst.get(name, 0.0), err)
+    print(
+        f"{args.module}: {len(results)} cases in {time.time() - t0:.0f} s, {len(bad)} failed; "
+        f"largest relative errors {', '.join(f'{k} {v:.2g}' for k, v in worst.items())}; "
+        f"small-step path {sum(bool(r['small_step']) for r in results)}; configs {by_config}; "
+        f"forms {by_form}; forwards {by_forward}"
+    )
+    out = Path(os.environ.get("OUT", "build"))
+    out.mkdir(parents=True, exist_ok=True)
+    with open(out / "fuzz_paths.json", "w") as f:
+        json.dump({"module": args.module, "seed": args.seed, "results": results}, f)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
