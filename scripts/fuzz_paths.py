@@ -63,6 +63,10 @@ CONFIGS = {
         "PARTS_SPLIT_MIN_SAVING": -1.0,
     },
     "keep_dy": {"RELEASE_DY": False},
+    # grouped modules: their own Triton grouped GEMMs instead of torch._grouped_mm's fast path,
+    # and the backward's per-expert loop of dense GEMMs at any size
+    "no_grouped_mm": {"_GROUPED_MM_FAST": False},
+    "expert_loop": {"LOOP_MIN_EXPERT_FLOP": 0},
 }
 # and the forward: as the module's rule picks it (on the CPU's few rows: always the unfused
 # one), the fused kernel, or a cuBLAS GEMM and one pass
@@ -72,6 +76,8 @@ FORWARDS = {
     "unfused": {"UNFUSED_MAX_ROWS": 1 << 40},
 }
 FORMS = ("packed", "parts", "apart", "list", "module", "module_parts", "bias", "module_bias")
+GROUPED_FORMS = ("grouped", "grouped_bias")  # grouped_glu, where the module has it
+ROUTINGS = ("balanced", "skewed", "empty_experts", "one_expert", "random")
 
 
 @contextlib.contextmanager
@@ -104,8 +110,16 @@ def draw(rng, mod, gpu):
     lead = [M] if dims == 2 else ([] if dims == 1 else [1, M])
     if dims == 3 and M % 2 == 0 and rng.random() < 0.5:
         lead = [2, M // 2]
-    form = rng.choice(FORMS)
+    grouped = hasattr(mod, "grouped_glu")
+    form = rng.choice(FORMS + GROUPED_FORMS * (3 if grouped else 0))
     n = n_chunks * chunk
+    sizes = None
+    if form in GROUPED_FORMS:  # x [T, K], rows sorted by expert; the sizes of E experts
+        E = rng.choice([1, 2, 3, 5, 8, 16] if gpu else [1, 2, 3])
+        T = rng.choice([0, M, M, 3 * M + 1]) if gpu else rng.choice([0, M, 2 * M + 1])
+        routing = rng.choice(ROUTINGS)
+        sizes = route(rng, T, E, routing)
+        lead = [T]
     if form in ("parts", "apart", "list", "module_parts") and mod._weight_split(n) >= n:
         form = "packed"  # one forward tile: no second part to hold
     inputs = ["x", "weight"] + (["bias"] if "bias" in form else [])
@@ -122,8 +136,34 @@ def draw(rng, mod, gpu):
         "autocast": rng.random() < 0.1,
         "config": rng.choice(list(CONFIGS)),
         "forward": rng.choice(list(FORWARDS)),
+        "sizes": sizes,
         "seed": rng.randrange(1 << 30),
     }
+
+
+def route(rng, T, E, routing):
+    """Rows per expert (summing to T) for a routing."""
+    if routing == "balanced":
+        return [T // E + (e < T % E) for e in range(E)]
+    if routing == "one_expert":
+        sizes = [0] * E
+        sizes[rng.randrange(E)] = T
+        return sizes
+    if routing == "skewed":  # one expert half the rows, the rest spread, the last two none
+        sizes = [0] * E
+        sizes[0] = T // 2 if E > 1 else T
+        rest, others = T - sizes[0], list(range(1, max(1, E - 2)))
+        for i, e in enumerate(others):
+            sizes[e] = rest // len(others) + (i < rest % len(others))
+        if not others:
+            sizes[-1] += rest
+        return sizes
+    cuts = sorted(rng.randint(0, T) for _ in range(E - 1))  # random, or with empty experts
+    if routing == "empty_experts":
+        cuts = [c if rng.random() < 0.5 else (cuts[0] if cuts else 0) for c in cuts]
+        cuts.sort()
+    ends = cuts + [T]
+    return [b - a for a, b in zip([0] + cuts, ends)]
 
 
 def tensors(case, mod, device):
@@ -131,9 +171,10 @@ def tensors(case, mod, device):
     bias [2N] (or None), drawn from the case's seed."""
     g = torch.Generator(device="cpu").manual_seed(case["seed"])
     K, N = case["K"], case["N"]
+    experts = [] if case["sizes"] is None else [len(case["sizes"])]  # grouped: [E, 2N, K]
     x = torch.randn(*case["lead"], K, generator=g)
-    weight = torch.randn(2 * N, K, generator=g) / math.sqrt(K)
-    bias = torch.randn(2 * N, generator=g) * 0.1 if "bias" in case["form"] else None
+    weight = torch.randn(*experts, 2 * N, K, generator=g) / math.sqrt(K)
+    bias = torch.randn(*experts, 2 * N, generator=g) * 0.1 if "bias" in case["form"] else None
     if case["strided_x"]:  # x as every other column of a wider tensor
         wide = torch.zeros(*case["lead"], 2 * K)
         wide[..., ::2] = x
@@ -152,7 +193,16 @@ def run_ours(case, mod, x, weight, bias):
     x = x.detach().requires_grad_("x" in wants)
     leaves = {"x": x}
     n_w = mod._weight_split(case["N"])
-    if form.startswith("module"):
+    if form in GROUPED_FORMS:
+        w = weight.clone().requires_grad_("weight" in wants)
+        leaves["weight"] = [w]
+        b = None
+        if bias is not None:
+            b = leaves["bias"] = bias.clone().requires_grad_("bias" in wants)
+        offsets = torch.tensor(case["sizes"], dtype=torch.int64).cumsum(0)
+        offsets = offsets.to(device=x.device, dtype=torch.int32)
+        call, args, arg_weight = mod.grouped_glu, (x, w, offsets, b), None
+    elif form.startswith("module"):
         module = mod.FusedGLU(
             case["K"],
             case["N"],
@@ -194,7 +244,8 @@ def run_ours(case, mod, x, weight, bias):
             b = bias.clone().requires_grad_("bias" in wants)
             leaves["bias"] = b
         call, args = mod.glu, (x, arg_weight, b)
-    small = mod._small_step(x, arg_weight, leaves.get("bias")) is not None
+    small = arg_weight is not None and mod._small_step(x, arg_weight, leaves.get("bias"))
+    small = small is not None and small is not False
     grad_ctx = torch.no_grad() if case["grad_mode"] == "no_grad" else contextlib.nullcontext()
     cast = torch.autocast(x.device.type, dtype=mod.DTYPE) if case["autocast"] else None
     with grad_ctx, cast or contextlib.nullcontext():
@@ -217,13 +268,19 @@ def reference(case, mod, x, weight, bias):
     """out and the gradients, in float32, through ``reference``."""
     xr = x.detach().float().requires_grad_(True)
     wr = weight.float().requires_grad_(True)
-    gate_w, up_w = mod.unpack_weight(wr)
-    br = None
-    gate_b = up_b = None
-    if bias is not None:
-        br = bias.float().requires_grad_(True)
-        gate_b, up_b = mod.unpack_bias(br)
-    out = mod.reference(xr, gate_w, up_w, gate_b, up_b)
+    br = None if bias is None else bias.float().requires_grad_(True)
+    if case["sizes"] is None:
+        gate_b, up_b = (None, None) if br is None else mod.unpack_bias(br)
+        out = mod.reference(xr, *mod.unpack_weight(wr), gate_b, up_b)
+    else:  # a loop over the experts of the dense reference
+        outs, row = [], 0
+        for e, rows in enumerate(case["sizes"]):
+            gate_b, up_b = (None, None) if br is None else mod.unpack_bias(br[e])
+            outs.append(
+                mod.reference(xr[row : row + rows], *mod.unpack_weight(wr[e]), gate_b, up_b)
+            )
+            row += rows
+        out = torch.cat(outs) if outs else xr.new_empty((0, case["N"]))
     dy = torch.randn(out.shape, generator=torch.Generator().manual_seed(case["seed"] + 1))
     out.backward(dy.to(out.device, mod.DTYPE).float())
     return out.detach(), {"x": xr.grad, "weight": wr.grad, "bias": None if br is None else br.grad}
@@ -232,7 +289,9 @@ def reference(case, mod, x, weight, bias):
 def rel_err(ours, ref):
     ours, ref = ours.double(), ref.double()
     den = ref.norm()
-    return ((ours - ref).norm() / den).item() if den > 0 else (ours - ref).abs().max().item()
+    if den > 0:
+        return ((ours - ref).norm() / den).item()
+    return (ours - ref).abs().max().item() if ref.numel() else 0.0  # an exact zero / nothing
 
 
 def _same(a, b):
@@ -278,6 +337,13 @@ def check(case, mod, device, tol):
             errors[name] = rel_err(got, ref_grads[name])
             if errors[name] >= loose:
                 failures.append(f"{name}: relative error {errors[name]:.3g}")
+    if case["sizes"] is not None and "weight" in grads and grads["weight"][0] is not None:
+        for e, rows in enumerate(case["sizes"]):  # an expert without rows: an exact zero
+            if rows == 0 and grads["weight"][0][e].count_nonzero().item():
+                failures.append(f"weight: expert {e} has no rows but a nonzero gradient")
+            if rows == 0 and "bias" in grads and grads["bias"] is not None:
+                if grads["bias"][e].count_nonzero().item():
+                    failures.append(f"bias: expert {e} has no rows but a nonzero gradient")
     if again is not None:
         try:
             again()
@@ -339,7 +405,7 @@ def main():
                 print("   ", f)
     bad = [r for r in results if r["failures"]]
     by_config = {c: sum(r["case"]["config"] == c for r in results) for c in CONFIGS}
-    by_form = {f: sum(r["case"]["form"] == f for r in results) for f in FORMS}
+    by_form = {f: sum(r["case"]["form"] == f for r in results) for f in FORMS + GROUPED_FORMS}
     by_forward = {f: sum(r["case"]["forward"] == f for r in results) for f in FORWARDS}
     worst = {}
     for r in results:

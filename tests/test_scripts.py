@@ -449,6 +449,21 @@ def test_fuzz_paths_smoke_checks_every_path_and_form_against_the_reference(tmp_p
     assert len(trained) >= 20 and max(r["errors"]["x"] for r in trained) < 1e-2
 
 
+def test_fuzz_paths_smoke_checks_grouped_glu_over_every_routing(tmp_path):
+    """The same on a grouped module: grouped_glu steps (balanced, skewed, empty experts, one
+    expert, T = 0) against a per-expert loop of the reference, zero-row experts' gradients
+    exactly zero, its GEMM switches drawn too."""
+    module = str(ROOT / "generated" / "glu_silu_bf16_bn128_sm90_grouped.py")
+    run = smoke("fuzz_paths.py", "fuzz_paths.json", tmp_path, (module, "--cases", "120"))
+    results = run["results"]
+    assert [r for r in results if r["failures"]] == []
+    grouped = [r for r in results if r["case"]["sizes"] is not None]
+    assert len(grouped) >= 20
+    assert any(0 in r["case"]["sizes"] for r in grouped)  # an expert without rows
+    assert any(sum(r["case"]["sizes"]) == 0 for r in grouped)  # T = 0
+    assert {"no_grouped_mm", "expert_loop"} <= {r["case"]["config"] for r in grouped}
+
+
 def test_fuzz_paths_reports_a_wrong_gradient(monkeypatch):
     """The fuzzer's check fails a path whose gradient is off by 5% (in-process, on the CPU's
     reference path: a module whose glu returns a scaled output)."""
@@ -490,6 +505,7 @@ def test_fuzz_paths_reports_a_wrong_gradient(monkeypatch):
         "autocast": False,
         "config": "default",
         "forward": "rule",
+        "sizes": None,
         "seed": 1,
     }
     failures, small, errors = fuzz_paths.check(case, Fake, "cpu", 1e-2)
