@@ -3,18 +3,21 @@
 Each case draws a shape (rows ragged or not, K aligned for TMA or not, 1-D / 2-D / 3-D x, x
 contiguous or a strided view), a weight form (one packed tensor, FusedGLU's two parts as one
 tensor's rows, two tensors apart, a list, a FusedGLU module with one or two Parameters, a
-packed bias), which inputs want a gradient (or none, or torch.no_grad), autocast or not, and
+packed bias; the whole MLP: mlp and FusedMLP; on a grouped module grouped_glu over five
+routings, T = 0 and experts without rows included), which inputs want a gradient (or none, or torch.no_grad), autocast or not, and
 one of the module's path switches (as generated, the general path, two autograd nodes, split
 factor buffers, dy kept) and which forward runs (the module's rule, the fused kernel, a cuBLAS
 GEMM and one pass).  It runs one fwd+bwd and checks:
 
-- out and every gradient (x, each weight part, the bias) against a float32 reference
-  (``reference`` through autograd) within the generated tests' tolerance (2x where per-part
+- out and every gradient (x, each weight part, the bias, the down weight) against a float32
+  reference (``reference`` / ``reference_mlp`` through autograd; grouped: a loop over the
+  experts) within the generated tests' tolerance (2x where per-part
   GEMMs round twice, as the tests allow);
 - no gradient where none was wanted, and the right shapes;
 - where the step took the small-step path, the same step down the general path gives the same
   bits (the path's contract);
 - a second backward through the same graph raises a RuntimeError (the factors are consumed).
+- an expert without rows gets an exactly zero weight (and bias) gradient.
 
     PYTHONPATH=. python scripts/fuzz_paths.py MODULE.py [--seconds S] [--cases N] [--seed S]
         [--smoke]
@@ -67,6 +70,8 @@ CONFIGS = {
     # and the backward's per-expert loop of dense GEMMs at any size
     "no_grouped_mm": {"_GROUPED_MM_FAST": False},
     "expert_loop": {"LOOP_MIN_EXPERT_FLOP": 0},
+    # mlp: dh in the Triton GEMM whose epilogue recomputes the GLU derivative
+    "fused_dgrad": {"FUSED_DGRAD": True},
 }
 # and the forward: as the module's rule picks it (on the CPU's few rows: always the unfused
 # one), the fused kernel, or a cuBLAS GEMM and one pass
@@ -77,6 +82,7 @@ FORWARDS = {
 }
 FORMS = ("packed", "parts", "apart", "list", "module", "module_parts", "bias", "module_bias")
 GROUPED_FORMS = ("grouped", "grouped_bias")  # grouped_glu, where the module has it
+MLP_FORMS = ("mlp", "fused_mlp")  # the whole MLP: mlp(x, packed, down) and FusedMLP
 ROUTINGS = ("balanced", "skewed", "empty_experts", "one_expert", "random")
 
 
@@ -111,7 +117,7 @@ def draw(rng, mod, gpu):
     if dims == 3 and M % 2 == 0 and rng.random() < 0.5:
         lead = [2, M // 2]
     grouped = hasattr(mod, "grouped_glu")
-    form = rng.choice(FORMS + GROUPED_FORMS * (3 if grouped else 0))
+    form = rng.choice(FORMS + MLP_FORMS + GROUPED_FORMS * (3 if grouped else 0))
     n = n_chunks * chunk
     sizes = None
     if form in GROUPED_FORMS:  # x [T, K], rows sorted by expert; the sizes of E experts
@@ -123,6 +129,7 @@ def draw(rng, mod, gpu):
     if form in ("parts", "apart", "list", "module_parts") and mod._weight_split(n) >= n:
         form = "packed"  # one forward tile: no second part to hold
     inputs = ["x", "weight"] + (["bias"] if "bias" in form else [])
+    inputs += ["down"] if form in MLP_FORMS else []
     wants = [name for name in inputs if rng.random() < 0.6]
     grad_mode = rng.choice(["train"] * 6 + ["no_grad"])
     return {
@@ -167,14 +174,16 @@ def route(rng, T, E, routing):
 
 
 def tensors(case, mod, device):
-    """x (bf16 / fp16 values; float32 under autocast), the packed weight [2N, K] and the packed
-    bias [2N] (or None), drawn from the case's seed."""
+    """x (bf16 / fp16 values; float32 under autocast), the packed weight [2N, K] (grouped:
+    [E, 2N, K]), the packed bias [2N] ([E, 2N]) or None, and the MLP's down weight [K, N] or
+    None, drawn from the case's seed."""
     g = torch.Generator(device="cpu").manual_seed(case["seed"])
     K, N = case["K"], case["N"]
     experts = [] if case["sizes"] is None else [len(case["sizes"])]  # grouped: [E, 2N, K]
     x = torch.randn(*case["lead"], K, generator=g)
     weight = torch.randn(*experts, 2 * N, K, generator=g) / math.sqrt(K)
     bias = torch.randn(*experts, 2 * N, generator=g) * 0.1 if "bias" in case["form"] else None
+    down = torch.randn(K, N, generator=g) / math.sqrt(N) if case["form"] in MLP_FORMS else None
     if case["strided_x"]:  # x as every other column of a wider tensor
         wide = torch.zeros(*case["lead"], 2 * K)
         wide[..., ::2] = x
@@ -183,17 +192,32 @@ def tensors(case, mod, device):
         x = x.to(device)
     x = x if case["autocast"] else x.to(mod.DTYPE)
     to = dict(device=device, dtype=mod.DTYPE)
-    return x, weight.to(**to), None if bias is None else bias.to(**to)
+    bias, down = (None if t is None else t.to(**to) for t in (bias, down))
+    return x, weight.to(**to), bias, down
 
 
-def run_ours(case, mod, x, weight, bias):
+def run_ours(case, mod, x, weight, bias, down):
     """One fwd+bwd through the case's form: (out, grads by name, the function that backwards
     the same graph again, which path glu took)."""
     form, wants = case["form"], case["wants"]
     x = x.detach().requires_grad_("x" in wants)
     leaves = {"x": x}
     n_w = mod._weight_split(case["N"])
-    if form in GROUPED_FORMS:
+    if form in MLP_FORMS:
+        if form == "fused_mlp":
+            module = mod.FusedMLP(case["K"], case["N"], device=weight.device, dtype=mod.DTYPE)
+            with torch.no_grad():
+                module.weight.copy_(weight)
+                module.down_weight.copy_(down)
+            w, d = module.weight, module.down_weight
+            w.requires_grad_("weight" in wants), d.requires_grad_("down" in wants)
+            call, args = module, (x,)
+        else:
+            w = weight.clone().requires_grad_("weight" in wants)
+            d = down.clone().requires_grad_("down" in wants)
+            call, args = mod.mlp, (x, w, d)
+        leaves["weight"], leaves["down"], arg_weight = [w], d, None
+    elif form in GROUPED_FORMS:
         w = weight.clone().requires_grad_("weight" in wants)
         leaves["weight"] = [w]
         b = None
@@ -264,12 +288,15 @@ def run_ours(case, mod, x, weight, bias):
     return out.detach(), grads, again, small
 
 
-def reference(case, mod, x, weight, bias):
+def reference(case, mod, x, weight, bias, down):
     """out and the gradients, in float32, through ``reference``."""
     xr = x.detach().float().requires_grad_(True)
     wr = weight.float().requires_grad_(True)
     br = None if bias is None else bias.float().requires_grad_(True)
-    if case["sizes"] is None:
+    dr = None if down is None else down.float().requires_grad_(True)
+    if dr is not None:
+        out = mod.reference_mlp(xr, *mod.unpack_weight(wr), dr)
+    elif case["sizes"] is None:
         gate_b, up_b = (None, None) if br is None else mod.unpack_bias(br)
         out = mod.reference(xr, *mod.unpack_weight(wr), gate_b, up_b)
     else:  # a loop over the experts of the dense reference
@@ -283,7 +310,9 @@ def reference(case, mod, x, weight, bias):
         out = torch.cat(outs) if outs else xr.new_empty((0, case["N"]))
     dy = torch.randn(out.shape, generator=torch.Generator().manual_seed(case["seed"] + 1))
     out.backward(dy.to(out.device, mod.DTYPE).float())
-    return out.detach(), {"x": xr.grad, "weight": wr.grad, "bias": None if br is None else br.grad}
+    grads = {"x": xr.grad, "weight": wr.grad}
+    grads["bias"], grads["down"] = (None if t is None else t.grad for t in (br, dr))
+    return out.detach(), grads
 
 
 def rel_err(ours, ref):
@@ -301,12 +330,12 @@ def _same(a, b):
 
 def check(case, mod, device, tol):
     """The case's failures (a list of strings; empty when it passed)."""
-    x, weight, bias = tensors(case, mod, device)
+    x, weight, bias, down = tensors(case, mod, device)
     failures, errors = [], {}
     config = {**CONFIGS[case["config"]], **FORWARDS[case["forward"]]}
     with configured(mod, config):
-        out, grads, again, small = run_ours(case, mod, x, weight, bias)
-    ref_out, ref_grads = reference(case, mod, x, weight, bias)
+        out, grads, again, small = run_ours(case, mod, x, weight, bias, down)
+    ref_out, ref_grads = reference(case, mod, x, weight, bias, down)
     # per-part GEMMs and addmm_ round twice: the tests allow 2 TOL there
     loose = 2 * tol if case["form"] != "packed" or "split" in case["config"] else tol
     if out.shape != ref_out.shape:
@@ -352,7 +381,7 @@ def check(case, mod, device, tol):
             pass
     if small and again is not None and case["config"] in ("default", "split"):
         with configured(mod, {**config, "SMALL_STEP_PATH": False}):
-            g_out, g_grads, _, _ = run_ours(case, mod, x, weight, bias)
+            g_out, g_grads, _, _ = run_ours(case, mod, x, weight, bias, down)
         same = torch.equal(out, g_out)
         for name, got in grads.items():
             other = g_grads[name]
@@ -405,7 +434,8 @@ def main():
                 print("   ", f)
     bad = [r for r in results if r["failures"]]
     by_config = {c: sum(r["case"]["config"] == c for r in results) for c in CONFIGS}
-    by_form = {f: sum(r["case"]["form"] == f for r in results) for f in FORMS + GROUPED_FORMS}
+    forms = FORMS + MLP_FORMS + GROUPED_FORMS
+    by_form = {f: sum(r["case"]["form"] == f for r in results) for f in forms}
     by_forward = {f: sum(r["case"]["forward"] == f for r in results) for f in FORWARDS}
     worst = {}
     for r in results:

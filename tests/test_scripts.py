@@ -442,7 +442,7 @@ def test_fuzz_paths_smoke_checks_every_path_and_form_against_the_reference(tmp_p
     sys.path.insert(0, str(ROOT / "scripts"))
     import fuzz_paths
 
-    assert {r["case"]["form"] for r in results} == set(fuzz_paths.FORMS)
+    assert {r["case"]["form"] for r in results} == {*fuzz_paths.FORMS, *fuzz_paths.MLP_FORMS}
     assert {r["case"]["config"] for r in results} == set(fuzz_paths.CONFIGS)
     assert sum(bool(r["small_step"]) for r in results) >= 10  # the path and its bit check ran
     trained = [r for r in results if r["errors"].get("x") is not None]
