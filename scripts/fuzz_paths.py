@@ -290,7 +290,9 @@ def run_ours(case, mod, x, weight, bias, down):
 
 def reference(case, mod, x, weight, bias, down):
     """out and the gradients, in float32, through ``reference``."""
-    xr = x.detach().float().requires_grad_(True)
+    # (under autocast x is cast to DTYPE, as the kernels read it: the reference reads the same
+    # values, or a discontinuous activation (relu) flips where x's rounding moves a gate past 0)
+    xr = x.detach().to(mod.DTYPE).float().requires_grad_(True)
     wr = weight.float().requires_grad_(True)
     br = None if bias is None else bias.float().requires_grad_(True)
     dr = None if down is None else down.float().requires_grad_(True)
