@@ -506,6 +506,7 @@ def test_fuzz_paths_reports_a_wrong_gradient(monkeypatch):
         "config": "default",
         "forward": "rule",
         "sizes": None,
+        "wrap": "none",
         "seed": 1,
     }
     failures, small, errors = fuzz_paths.check(case, Fake, "cpu", 1e-2)
