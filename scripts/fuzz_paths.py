@@ -1,22 +1,28 @@
-"""Differential fuzzing of a generated dense module's training and inference paths.
+"""Differential fuzzing of a generated module's training and inference paths.
 
-Each case draws a shape (rows ragged or not, K aligned for TMA or not, 1-D / 2-D / 3-D x, x
-contiguous or a strided view), a weight form (one packed tensor, FusedGLU's two parts as one
-tensor's rows, two tensors apart, a list, a FusedGLU module with one or two Parameters, a
-packed bias; the whole MLP: mlp and FusedMLP; on a grouped module grouped_glu over five
-routings, T = 0 and experts without rows included), which inputs want a gradient (or none, or torch.no_grad), autocast or not, and
-one of the module's path switches (as generated, the general path, two autograd nodes, split
-factor buffers, dy kept) and which forward runs (the module's rule, the fused kernel, a cuBLAS
-GEMM and one pass).  It runs one fwd+bwd and checks:
+Each case draws:
+- a shape: rows ragged or not, K aligned for TMA or not, 1-D / 2-D / 3-D x, x contiguous or a
+  strided view;
+- what is called: glu with one packed weight, FusedGLU's two parts as one tensor's rows, two
+  tensors apart, a list, or a packed bias; a FusedGLU with one or two Parameters (and a bias);
+  the whole MLP (mlp, FusedMLP); on a grouped module grouped_glu over five routings, T = 0 and
+  experts without rows included;
+- which inputs want a gradient (or none, or torch.no_grad), autocast or not;
+- one of the module's path switches (as generated, the general path, two autograd nodes, split
+  factor buffers, dy kept, fused dgrad, the grouped GEMM switches) and which forward runs (the
+  module's rule, the fused kernel, a cuBLAS GEMM and one pass);
+- how it is called: as is, under activation checkpointing, compiled (fullgraph), through
+  torch.func.vjp, or (GPU) captured in a CUDA graph and replayed.
 
+It runs one fwd+bwd and checks:
 - out and every gradient (x, each weight part, the bias, the down weight) against a float32
   reference (``reference`` / ``reference_mlp`` through autograd; grouped: a loop over the
-  experts) within the generated tests' tolerance (2x where per-part
-  GEMMs round twice, as the tests allow);
+  experts) within the generated tests' tolerance (2x where per-part GEMMs round twice, as the
+  tests allow, and for outputs of fewer than SMALL elements);
 - no gradient where none was wanted, and the right shapes;
 - where the step took the small-step path, the same step down the general path gives the same
   bits (the path's contract);
-- a second backward through the same graph raises a RuntimeError (the factors are consumed).
+- a second backward through the same graph raises a RuntimeError (the factors are consumed);
 - an expert without rows gets an exactly zero weight (and bias) gradient.
 
     PYTHONPATH=. python scripts/fuzz_paths.py MODULE.py [--seconds S] [--cases N] [--seed S]
@@ -85,7 +91,7 @@ FORMS = ("packed", "parts", "apart", "list", "module", "module_parts", "bias", "
 GROUPED_FORMS = ("grouped", "grouped_bias")  # grouped_glu, where the module has it
 MLP_FORMS = ("mlp", "fused_mlp")  # the whole MLP: mlp(x, packed, down) and FusedMLP
 SMALL = 64  # elements: a looser tolerance below (see check)
-WRAPS = ("none", "checkpoint", "compile", "vjp")
+WRAPS = ("none", "checkpoint", "compile", "vjp", "graph")  # graph: a GPU's only
 ROUTINGS = ("balanced", "skewed", "empty_experts", "one_expert", "random")
 
 
@@ -134,6 +140,9 @@ def draw(rng, mod, gpu):
     inputs = ["x", "weight"] + (["bias"] if "bias" in form else [])
     inputs += ["down"] if form in MLP_FORMS else []
     wants = [name for name in inputs if rng.random() < 0.6]
+    wrap = rng.choices(WRAPS, weights=(16, 2, 1, 2, 2 if gpu else 0))[0]
+    if wrap == "vjp" and form.startswith(("module", "fused_mlp")):
+        wrap = "none"  # torch.func over a module's Parameters: not drawn
     grad_mode = rng.choice(["train"] * 6 + ["no_grad"])
     return {
         "lead": lead,
@@ -143,13 +152,13 @@ def draw(rng, mod, gpu):
         "wants": wants,
         "grad_mode": grad_mode,
         "strided_x": rng.random() < 0.2,
-        "autocast": rng.random() < 0.1,
+        "autocast": wrap != "graph" and rng.random() < 0.1,  # (a capture: no autocast cache)
         "config": rng.choice(list(CONFIGS)),
         "forward": rng.choice(list(FORWARDS)),
         "sizes": sizes,
         # how the step is called: as is, under activation checkpointing, compiled
         # (fullgraph), or through torch.func.vjp (functional forms only)
-        "wrap": rng.choices(WRAPS, weights=(16, 2, 1, 2))[0],
+        "wrap": wrap,
         "seed": rng.randrange(1 << 30),
     }
 
@@ -275,10 +284,6 @@ def run_ours(case, mod, x, weight, bias, down):
             leaves["bias"] = b
         call, args = mod.glu, (x, arg_weight, b)
     wrap = case["wrap"]
-    if wrap == "vjp" and (
-        call is not mod.glu and call is not mod.mlp and form not in GROUPED_FORMS
-    ):
-        wrap = "none"  # torch.func on a module's Parameters: not drawn
     small = arg_weight is not None and mod._small_step(x, arg_weight, leaves.get("bias"))
     small = wrap == "none" and small is not None and small is not False
     grad_ctx = torch.no_grad() if case["grad_mode"] == "no_grad" else contextlib.nullcontext()
@@ -286,6 +291,8 @@ def run_ours(case, mod, x, weight, bias, down):
     dy = None
     if wrap == "vjp" and case["grad_mode"] == "train" and wants:
         return _run_vjp(case, call, args, leaves, cast) + (False,)
+    if wrap == "graph" and torch.cuda.is_available():
+        return _run_graph(case, fn=call, args=args, leaves=leaves, grad_ctx=grad_ctx) + (False,)
     if wrap == "checkpoint":
         fn = functools.partial(torch.utils.checkpoint.checkpoint, call, use_reentrant=False)
     elif wrap == "compile":
@@ -309,6 +316,42 @@ def run_ours(case, mod, x, weight, bias, down):
             else:
                 grads[name] = leaf.grad
     return out.detach(), grads, again, small
+
+
+def _run_graph(case, fn, args, leaves, grad_ctx):
+    """The step captured in a CUDA graph (warmed up on a side stream, gradients set to None
+    before the capture, as a whole-network capture does) and replayed once: (out, grads by name,
+    None: no second-backward check)."""
+    params = [p for leaf in leaves.values() for p in _flat(leaf)]
+
+    def step():
+        with grad_ctx:
+            out = fn(*args)
+        if out.requires_grad:
+            out.backward(_dy(case, out) if dy is None else dy)
+        return out
+
+    dy = None
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(2):
+            out = step()
+            if out.requires_grad and dy is None:
+                dy = _dy(case, out)
+            for p in params:
+                p.grad = None
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        out = step()
+    graph.replay()
+    torch.cuda.synchronize()
+    grads = {}
+    if out.requires_grad:
+        for name, leaf in leaves.items():
+            grads[name] = [p.grad for p in leaf] if isinstance(leaf, list) else leaf.grad
+    return out.detach(), grads, None
 
 
 def _dy(case, out):
