@@ -1,5 +1,6 @@
 """The CLI through click's CliRunner: exit codes, messages, what is (not) written, --check."""
 
+import ast
 import re
 from pathlib import Path
 
@@ -214,6 +215,15 @@ def test_generated_files_are_standalone_formatted_and_stamped(spec):
             r"20\d\d-\d\d-\d\d", text
         ), "no timestamps: regeneration is byte-identical"
         assert top_level_imports(text) <= allowed_imports(name), name
+        # one definition per name: the templates are included into one file, where a second
+        # def silently replaces the first (v0.47: a Python helper named like a @triton.jit
+        # function of another template broke the kernels that call it)
+        defined = [
+            node.name
+            for node in ast.parse(text).body
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef))
+        ]
+        assert not {n for n in defined if defined.count(n) > 1}, name
     assert render(spec, "generated") == files
 
 
