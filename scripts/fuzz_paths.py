@@ -6,7 +6,8 @@ Each case draws:
 - what is called: glu with one packed weight, FusedGLU's two parts as one tensor's rows, two
   tensors apart, a list, or a packed bias; a FusedGLU with one or two Parameters (and a bias);
   the whole MLP (mlp, FusedMLP); on a grouped module grouped_glu over five routings, T = 0 and
-  experts without rows included;
+  experts without rows included, and FusedExperts (transformers' experts layer: top-k routing,
+  skewed or not, with or without biases);
 - which inputs want a gradient (or none, or torch.no_grad), autocast or not;
 - one of the module's path switches (as generated, the general path, two autograd nodes, split
   factor buffers, dy kept, fused dgrad, the grouped GEMM switches) and which forward runs (the
@@ -90,6 +91,9 @@ FORWARDS = {
 FORMS = ("packed", "parts", "apart", "list", "module", "module_parts", "bias", "module_bias")
 GROUPED_FORMS = ("grouped", "grouped_bias")  # grouped_glu, where the module has it
 MLP_FORMS = ("mlp", "fused_mlp")  # the whole MLP: mlp(x, packed, down) and FusedMLP
+# transformers' experts layer as FusedExperts (grouped modules): top-k routing, grouped_glu, the
+# down projection (and its bias), the routing weights, each token's k rows summed
+EXPERTS_FORMS = ("experts", "experts_bias")
 SMALL = 64  # elements: a looser tolerance below (see check)
 WRAPS = ("none", "checkpoint", "compile", "vjp", "graph")  # graph: a GPU's only
 ROUTINGS = ("balanced", "skewed", "empty_experts", "one_expert", "random")
@@ -126,7 +130,9 @@ def draw(rng, mod, gpu):
     if dims == 3 and M % 2 == 0 and rng.random() < 0.5:
         lead = [2, M // 2]
     grouped = hasattr(mod, "grouped_glu")
-    form = rng.choice(FORMS + MLP_FORMS + GROUPED_FORMS * (3 if grouped else 0))
+    form = rng.choice(
+        FORMS + MLP_FORMS + (GROUPED_FORMS * 3 + EXPERTS_FORMS * 2 if grouped else ())
+    )
     n = n_chunks * chunk
     sizes = None
     if form in GROUPED_FORMS:  # x [T, K], rows sorted by expert; the sizes of E experts
@@ -135,13 +141,18 @@ def draw(rng, mod, gpu):
         routing = rng.choice(ROUTINGS)
         sizes = route(rng, T, E, routing)
         lead = [T]
+    experts = None
+    if form in EXPERTS_FORMS:  # T tokens, each routed to k of E experts (skewed: expert 0 first)
+        E = rng.choice([1, 2, 4, 8] if gpu else [1, 2, 3])
+        experts = {"E": E, "k": rng.randint(1, min(E, 4)), "skewed": rng.random() < 0.3}
+        lead = [rng.choice([0, M, M, 2 * M + 1])]
     if form in ("parts", "apart", "list", "module_parts") and mod._weight_split(n) >= n:
         form = "packed"  # one forward tile: no second part to hold
     inputs = ["x", "weight"] + (["bias"] if "bias" in form else [])
-    inputs += ["down"] if form in MLP_FORMS else []
+    inputs += ["down"] if form in MLP_FORMS + EXPERTS_FORMS else []
     wants = [name for name in inputs if rng.random() < 0.6]
     wrap = rng.choices(WRAPS, weights=(16, 2, 1, 2, 2 if gpu else 0))[0]
-    if wrap == "vjp" and form.startswith(("module", "fused_mlp")):
+    if wrap == "vjp" and form.startswith(("module", "fused_mlp", "experts")):
         wrap = "none"  # torch.func over a module's Parameters: not drawn
     grad_mode = rng.choice(["train"] * 6 + ["no_grad"])
     return {
@@ -156,6 +167,7 @@ def draw(rng, mod, gpu):
         "config": rng.choice(list(CONFIGS)),
         "forward": rng.choice(list(FORWARDS)),
         "sizes": sizes,
+        "experts": experts,
         # how the step is called: as is, under activation checkpointing, compiled
         # (fullgraph), or through torch.func.vjp (functional forms only)
         "wrap": wrap,
@@ -199,6 +211,13 @@ def tensors(case, mod, device):
     weight = torch.randn(*experts, 2 * N, K, generator=g) / math.sqrt(K)
     bias = torch.randn(*experts, 2 * N, generator=g) * 0.1 if "bias" in case["form"] else None
     down = torch.randn(K, N, generator=g) / math.sqrt(N) if case["form"] in MLP_FORMS else None
+    if case["experts"] is not None:  # [E, 2N, K] and [E, D = K, N], biases [E, 2N] and [E, K]
+        E = case["experts"]["E"]
+        weight = torch.randn(E, 2 * N, K, generator=g) / math.sqrt(K)
+        down = torch.randn(E, K, N, generator=g) / math.sqrt(N)
+        if bias is not None:
+            bias = torch.randn(E, 2 * N, generator=g) * 0.1
+            down = (down, torch.randn(E, K, generator=g) * 0.1)
     if case["strided_x"]:  # x as every other column of a wider tensor
         wide = torch.zeros(*case["lead"], 2 * K)
         wide[..., ::2] = x
@@ -207,8 +226,27 @@ def tensors(case, mod, device):
         x = x.to(device)
     x = x if case["autocast"] else x.to(mod.DTYPE)
     to = dict(device=device, dtype=mod.DTYPE)
-    bias, down = (None if t is None else t.to(**to) for t in (bias, down))
+    bias = None if bias is None else bias.to(**to)
+    if isinstance(down, tuple):
+        down = tuple(t.to(**to) for t in down)
+    elif down is not None:
+        down = down.to(**to)
     return x, weight.to(**to), bias, down
+
+
+def routes(case, mod, device):
+    """An experts case's top_k_index [T, k] (distinct experts per token; skewed: expert 0 first
+    for most tokens) and top_k_weights [T, k] (softmax, in DTYPE), from its seed."""
+    g = torch.Generator(device="cpu").manual_seed(case["seed"] + 2)
+    E, k, T = case["experts"]["E"], case["experts"]["k"], case["lead"][0]
+    index = torch.stack([torch.randperm(E, generator=g)[:k] for _ in range(T)] or [torch.empty(0)])
+    index = index.long().reshape(T, k)
+    if case["experts"]["skewed"] and T:
+        tokens = torch.rand(T, generator=g) < 0.8
+        has_zero = (index == 0).any(1)
+        index[tokens & ~has_zero, 0] = 0  # (distinct still: 0 was not among them)
+    weights = torch.softmax(torch.randn(T, k, generator=g), -1)
+    return index.to(device), weights.to(device, mod.DTYPE)
 
 
 def run_ours(case, mod, x, weight, bias, down):
@@ -218,7 +256,28 @@ def run_ours(case, mod, x, weight, bias, down):
     x = x.detach().requires_grad_("x" in wants)
     leaves = {"x": x}
     n_w = mod._weight_split(case["N"])
-    if form in MLP_FORMS:
+    if form in EXPERTS_FORMS:
+        has_bias = bias is not None
+        E = case["experts"]["E"]
+        module = mod.FusedExperts(
+            E, case["K"], case["N"], bias=has_bias, device=weight.device, dtype=mod.DTYPE
+        )
+        down_w, down_b = down if has_bias else (down, None)
+        with torch.no_grad():
+            module.weight.copy_(weight), module.down_weight.copy_(down_w)
+            if has_bias:
+                module.bias.copy_(bias), module.down_bias.copy_(down_b)
+        for p in module.parameters():
+            p.requires_grad_(False)
+        module.weight.requires_grad_("weight" in wants)
+        module.down_weight.requires_grad_("down" in wants)
+        leaves["weight"], leaves["down"] = [module.weight], module.down_weight
+        if has_bias:
+            module.bias.requires_grad_("bias" in wants)
+            module.down_bias.requires_grad_("down" in wants)
+            leaves["bias"], leaves["down_bias"] = module.bias, module.down_bias
+        call, args, arg_weight = module, (x, *routes(case, mod, x.device)), None
+    elif form in MLP_FORMS:
         if form == "fused_mlp":
             module = mod.FusedMLP(case["K"], case["N"], device=weight.device, dtype=mod.DTYPE)
             with torch.no_grad():
@@ -401,6 +460,22 @@ def reference(case, mod, x, weight, bias, down):
     xr = x.detach().to(mod.DTYPE).float().requires_grad_(True)
     wr = weight.float().requires_grad_(True)
     br = None if bias is None else bias.float().requires_grad_(True)
+    if case["experts"] is not None:  # per expert: its (token, slot) rows, weighted, summed
+        down_w, down_b = down if isinstance(down, tuple) else (down, None)
+        dr = down_w.float().requires_grad_(True)
+        dbr = None if down_b is None else down_b.float().requires_grad_(True)
+        index, weights = routes(case, mod, x.device)
+        out = xr.new_zeros((xr.shape[0], xr.shape[1]))
+        for e in range(case["experts"]["E"]):
+            token, slot = (index == e).nonzero(as_tuple=True)
+            gate_b, up_b = (None, None) if br is None else mod.unpack_bias(br[e])
+            h = mod.reference(xr[token], *mod.unpack_weight(wr[e]), gate_b, up_b) @ dr[e].t()
+            h = h if dbr is None else h + dbr[e]
+            out = out.index_add(0, token, h * weights[token, slot].float()[:, None])
+        out.backward(_dy(case, out.to(mod.DTYPE)).float())
+        grads = {"x": xr.grad, "weight": wr.grad, "down": dr.grad}
+        grads["bias"], grads["down_bias"] = (None if t is None else t.grad for t in (br, dbr))
+        return out.detach(), grads
     dr = None if down is None else down.float().requires_grad_(True)
     if dr is not None:
         out = mod.reference_mlp(xr, *mod.unpack_weight(wr), dr)
@@ -457,10 +532,12 @@ def check(case, mod, device, tol):
         if errors["out"] >= tol:
             failures.append(f"out: relative error {errors['out']:.3g}")
     training = case["grad_mode"] == "train" and bool(case["wants"])
+    if case["experts"] is not None and case["lead"][0] == 0:
+        training = False  # no tokens: zeros, no graph (as transformers' experts modules)
     if training != bool(grads):  # (grads: by name wherever out was differentiable)
         failures.append(f"out differentiable: {bool(grads)}, for wants {case['wants']}")
     for name, got in grads.items():
-        wanted = name in case["wants"]
+        wanted = name in case["wants"] or name == "down_bias" and "down" in case["wants"]
         if name == "weight":
             if wanted and any(g is None for g in got):
                 failures.append("weight: a part got no gradient")
@@ -485,6 +562,8 @@ def check(case, mod, device, tol):
             if rows == 0 and "bias" in grads and grads["bias"] is not None:
                 if grads["bias"][e].count_nonzero().item():
                     failures.append(f"bias: expert {e} has no rows but a nonzero gradient")
+    if case["experts"] is not None and not {"x", "weight", "bias"} & set(case["wants"]):
+        again = None  # only the down projection differentiated: it consumes nothing
     if again is not None:
         try:
             again()
@@ -546,7 +625,7 @@ def main():
                 print("   ", f)
     bad = [r for r in results if r["failures"]]
     by_config = {c: sum(r["case"]["config"] == c for r in results) for c in CONFIGS}
-    forms = FORMS + MLP_FORMS + GROUPED_FORMS
+    forms = FORMS + MLP_FORMS + GROUPED_FORMS + EXPERTS_FORMS
     by_form = {f: sum(r["case"]["form"] == f for r in results) for f in forms}
     by_forward = {f: sum(r["case"]["forward"] == f for r in results) for f in FORWARDS}
     by_wrap = {w: sum(r["case"]["wrap"] == w for r in results) for w in WRAPS}

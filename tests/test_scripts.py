@@ -462,6 +462,8 @@ def test_fuzz_paths_smoke_checks_grouped_glu_over_every_routing(tmp_path):
     assert any(0 in r["case"]["sizes"] for r in grouped)  # an expert without rows
     assert any(sum(r["case"]["sizes"]) == 0 for r in grouped)  # T = 0
     assert {"no_grouped_mm", "expert_loop"} <= {r["case"]["config"] for r in grouped}
+    experts = [r for r in results if r["case"]["experts"] is not None]  # FusedExperts
+    assert len(experts) >= 10 and any(r["errors"].get("down") for r in experts)
 
 
 def test_fuzz_paths_reports_a_wrong_gradient(monkeypatch):
@@ -506,6 +508,7 @@ def test_fuzz_paths_reports_a_wrong_gradient(monkeypatch):
         "config": "default",
         "forward": "rule",
         "sizes": None,
+        "experts": None,
         "wrap": "none",
         "seed": 1,
     }
