@@ -94,6 +94,7 @@ MLP_FORMS = ("mlp", "fused_mlp")  # the whole MLP: mlp(x, packed, down) and Fuse
 # transformers' experts layer as FusedExperts (grouped modules): top-k routing, grouped_glu, the
 # down projection (and its bias), the routing weights, each token's k rows summed
 EXPERTS_FORMS = ("experts", "experts_bias")
+LONG_ON_CPU = 0.05  # the share of CPU cases with hundreds of rows (see draw)
 SMALL = 64  # elements: a looser tolerance below (see check)
 WRAPS = ("none", "checkpoint", "compile", "vjp", "graph")  # graph: a GPU's only
 ROUTINGS = ("balanced", "skewed", "empty_experts", "one_expert", "random")
@@ -121,6 +122,8 @@ def draw(rng, mod, gpu):
         M = rng.choice([1, 2, 7, 64, 127, 128, 129, 255, 256, 257, 300, 513, 1000, 2048, 3001])
         K = rng.choice([8, 16, 64, 72, 100, 128, 200, 256, 520, 1024, 2048])
         n_chunks = rng.randint(1, 8)
+    elif rng.random() < LONG_ON_CPU:  # many rows of a tiny weight: sums over rows show their
+        M, K, n_chunks = rng.choice([300, 1100]), 8, 1  # accumulation (v0.47's down bias)
     else:
         M = rng.choice([1, 2, 3, 5, 9])
         K = rng.choice([8, 12, 16])
