@@ -346,11 +346,13 @@ def run_ours(case, mod, x, weight, bias, down):
             leaves["bias"] = b
         call, args = mod.glu, (x, arg_weight, b)
     wrap = case["wrap"]
-    small = arg_weight is not None and mod._small_step(x, arg_weight, leaves.get("bias"))
-    small = wrap == "none" and small is not None and small is not False
+    small = (  # whether glu takes the small-step path here (a wrapper changes what runs)
+        wrap == "none"
+        and arg_weight is not None
+        and mod._small_step(x, arg_weight, leaves.get("bias")) is not None
+    )
     grad_ctx = torch.no_grad() if case["grad_mode"] == "no_grad" else contextlib.nullcontext()
     cast = torch.autocast(x.device.type, dtype=mod.DTYPE) if case["autocast"] else None
-    dy = None
     if wrap == "vjp" and case["grad_mode"] == "train" and wants:
         return _run_vjp(case, call, args, leaves, cast) + (False,)
     if wrap == "graph" and torch.cuda.is_available():
