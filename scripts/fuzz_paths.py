@@ -53,26 +53,22 @@ if "--smoke" in sys.argv:  # before Triton is imported: its kernels then run in 
 
 import torch  # noqa: E402
 
-from codegen.bench import load_module  # noqa: E402
+from codegen.bench import load_module, module_constants  # noqa: E402
 
+# split factor buffers wherever a step could split them
+SPLIT = {
+    "LOW_PEAK_MIN_FLOP": 0,
+    "SPLIT_MIN_SAVING": -1.0,
+    "SPLIT_MAX_OVER_FLOOR": math.inf,
+    "PARTS_SPLIT_MIN_SAVING": -1.0,
+}
 # the module constants each path switch sets (the rest keep the module's values)
 CONFIGS = {
     "default": {},
     "general": {"SMALL_STEP_PATH": False},
     "two_nodes": {"SMALL_STEP_PATH": False, "RELEASE_DY": False, "TWO_NODES_MIN_FLOP": 0},
-    "split": {
-        "LOW_PEAK_MIN_FLOP": 0,
-        "SPLIT_MIN_SAVING": -1.0,
-        "SPLIT_MAX_OVER_FLOOR": math.inf,
-        "PARTS_SPLIT_MIN_SAVING": -1.0,
-    },
-    "split_two_nodes": {
-        "RELEASE_DY": False,
-        "LOW_PEAK_MIN_FLOP": 0,
-        "SPLIT_MIN_SAVING": -1.0,
-        "SPLIT_MAX_OVER_FLOOR": math.inf,
-        "PARTS_SPLIT_MIN_SAVING": -1.0,
-    },
+    "split": SPLIT,
+    "split_two_nodes": {**SPLIT, "RELEASE_DY": False},
     "keep_dy": {"RELEASE_DY": False},
     # grouped modules: their own Triton grouped GEMMs instead of torch._grouped_mm's fast path,
     # and the backward's per-expert loop of dense GEMMs at any size
@@ -100,19 +96,10 @@ WRAPS = ("none", "checkpoint", "compile", "vjp", "graph")  # graph: a GPU's only
 ROUTINGS = ("balanced", "skewed", "empty_experts", "one_expert", "random")
 
 
-@contextlib.contextmanager
 def configured(mod, config):
-    """The module's constants set as ``config`` says, restored after (those it has: an sm80
-    module has no persistent kernel's wave rule)."""
-    config = {name: value for name, value in config.items() if hasattr(mod, name)}
-    old = {name: getattr(mod, name) for name in config}
-    try:
-        for name, value in config.items():
-            setattr(mod, name, value)
-        yield
-    finally:
-        for name, value in old.items():
-            setattr(mod, name, value)
+    """bench.module_constants for the constants of ``config`` the module has (an sm80 module has
+    no persistent kernel's wave rule)."""
+    return module_constants(mod, **{name: v for name, v in config.items() if hasattr(mod, name)})
 
 
 def draw(rng, mod, gpu):
@@ -477,7 +464,7 @@ def reference(case, mod, x, weight, bias, down):
             h = mod.reference(xr[token], *mod.unpack_weight(wr[e]), gate_b, up_b) @ dr[e].t()
             h = h if dbr is None else h + dbr[e]
             out = out.index_add(0, token, h * weights[token, slot].float()[:, None])
-        out.backward(_dy(case, out.to(mod.DTYPE)).float())
+        out.backward(_dy(case, out).to(mod.DTYPE).float())
         grads = {"x": xr.grad, "weight": wr.grad, "down": dr.grad}
         grads["bias"], grads["down_bias"] = (None if t is None else t.grad for t in (br, dbr))
         return out.detach(), grads
@@ -496,8 +483,7 @@ def reference(case, mod, x, weight, bias, down):
             )
             row += rows
         out = torch.cat(outs) if outs else xr.new_empty((0, case["N"]))
-    dy = torch.randn(out.shape, generator=torch.Generator().manual_seed(case["seed"] + 1))
-    out.backward(dy.to(out.device, mod.DTYPE).float())
+    out.backward(_dy(case, out).to(mod.DTYPE).float())  # (ours gets the same dy in DTYPE)
     grads = {"x": xr.grad, "weight": wr.grad}
     grads["bias"], grads["down"] = (None if t is None else t.grad for t in (br, dr))
     return out.detach(), grads
