@@ -8,7 +8,10 @@ Each case draws:
   the whole MLP (mlp, FusedMLP); on a grouped module grouped_glu over five routings, T = 0 and
   experts without rows included, and FusedExperts (transformers' experts layer: top-k routing,
   skewed or not, with or without biases);
-- which inputs want a gradient (or none, or torch.no_grad), autocast or not;
+- which inputs want a gradient (or none, or torch.no_grad), autocast or not (and under it,
+  float32 master weights: FusedGLU / FusedMLP / FusedExperts built in float32, or float32
+  tensors to the functions), one step or two (the second adds into .grad, as over
+  micro-batches of gradient accumulation; a gradient that reuses a buffer shows);
 - one of the module's path switches (as generated, the general path, two autograd nodes, split
   factor buffers, dy kept, fused dgrad, the grouped GEMM switches) and which forward runs (the
   module's rule, the fused kernel, a cuBLAS GEMM and one pass);
@@ -16,11 +19,13 @@ Each case draws:
   torch.func.vjp, or (GPU) captured in a CUDA graph and replayed.
 
 It runs one fwd+bwd and checks:
-- out and every gradient (x, each weight part, the bias, the down weight) against a float32
+- out and every gradient (x, each weight part, the bias, the down weight; after two steps,
+  the second with half the output gradient, 1.5x the reference's) against a float32
   reference (``reference`` / ``reference_mlp`` through autograd; grouped: a loop over the
   experts) within the generated tests' tolerance (2x where per-part GEMMs round twice, as the
   tests allow, and for outputs of fewer than SMALL elements);
-- no gradient where none was wanted, and the right shapes;
+- no gradient where none was wanted, and the right shapes and dtypes (a float32 master
+  weight's gradient is float32);
 - where the step took the small-step path, the same step down the general path gives the same
   bits (the path's contract);
 - a second backward through the same graph raises a RuntimeError (the factors are consumed);
@@ -145,6 +150,7 @@ def draw(rng, mod, gpu):
     if wrap == "vjp" and form.startswith(("module", "fused_mlp", "experts")):
         wrap = "none"  # torch.func over a module's Parameters: not drawn
     grad_mode = rng.choice(["train"] * 6 + ["no_grad"])
+    autocast = wrap != "graph" and rng.random() < 0.1  # (a capture: no autocast cache)
     return {
         "lead": lead,
         "K": K,
@@ -153,7 +159,7 @@ def draw(rng, mod, gpu):
         "wants": wants,
         "grad_mode": grad_mode,
         "strided_x": rng.random() < 0.2,
-        "autocast": wrap != "graph" and rng.random() < 0.1,  # (a capture: no autocast cache)
+        "autocast": autocast,
         "config": rng.choice(list(CONFIGS)),
         "forward": rng.choice(list(FORWARDS)),
         "sizes": sizes,
@@ -162,6 +168,11 @@ def draw(rng, mod, gpu):
         # (fullgraph), or through torch.func.vjp (functional forms only)
         "wrap": wrap,
         "seed": rng.randrange(1 << 30),
+        # float32 weights (the values DTYPE holds) cast by autocast, as mixed precision's
+        # master weights are
+        "master": autocast and rng.random() < 0.5,
+        # a second fwd+bwd adds into .grad (not under torch.func or a captured graph)
+        "steps": 2 if wrap in ("none", "checkpoint", "compile") and rng.random() < 0.2 else 1,
     }
 
 
@@ -215,13 +226,17 @@ def tensors(case, mod, device):
     else:
         x = x.to(device)
     x = x if case["autocast"] else x.to(mod.DTYPE)
-    to = dict(device=device, dtype=mod.DTYPE)
-    bias = None if bias is None else bias.to(**to)
+
+    def to(t):  # DTYPE's values; held in float32 as master weights
+        t = t.to(device=device, dtype=mod.DTYPE)
+        return t.float() if case.get("master") else t
+
+    bias = None if bias is None else to(bias)
     if isinstance(down, tuple):
-        down = tuple(t.to(**to) for t in down)
+        down = tuple(to(t) for t in down)
     elif down is not None:
-        down = down.to(**to)
-    return x, weight.to(**to), bias, down
+        down = to(down)
+    return x, to(weight), bias, down
 
 
 def routes(case, mod, device):
@@ -250,7 +265,7 @@ def run_ours(case, mod, x, weight, bias, down):
         has_bias = bias is not None
         E = case["experts"]["E"]
         module = mod.FusedExperts(
-            E, case["K"], case["N"], bias=has_bias, device=weight.device, dtype=mod.DTYPE
+            E, case["K"], case["N"], bias=has_bias, device=weight.device, dtype=weight.dtype
         )
         down_w, down_b = down if has_bias else (down, None)
         with torch.no_grad():
@@ -269,7 +284,7 @@ def run_ours(case, mod, x, weight, bias, down):
         call, args, arg_weight = module, (x, *routes(case, mod, x.device)), None
     elif form in MLP_FORMS:
         if form == "fused_mlp":
-            module = mod.FusedMLP(case["K"], case["N"], device=weight.device, dtype=mod.DTYPE)
+            module = mod.FusedMLP(case["K"], case["N"], device=weight.device, dtype=weight.dtype)
             with torch.no_grad():
                 module.weight.copy_(weight)
                 module.down_weight.copy_(down)
@@ -296,7 +311,7 @@ def run_ours(case, mod, x, weight, bias, down):
             case["N"],
             bias=bias is not None,
             device=weight.device,
-            dtype=mod.DTYPE,
+            dtype=weight.dtype,
             weight_parts=form == "module_parts",
         )
         module._copy_packed(weight)
@@ -358,6 +373,11 @@ def run_ours(case, mod, x, weight, bias, down):
     if out.requires_grad:
         dy = _dy(case, out)
         out.backward(dy, retain_graph=True)
+        for _ in range(case.get("steps", 1) - 1):  # again, half dy: .grad adds 0.5x the first
+            with cast or contextlib.nullcontext():  # (a gradient that reuses a buffer shows)
+                out = fn(*args)
+            dy = dy * 0.5
+            out.backward(dy, retain_graph=True)
         # checkpoint recomputes the forward (fresh factors) for each backward: a second one is
         # legitimate there
         again = None if wrap == "checkpoint" else lambda: out.backward(dy)
@@ -527,12 +547,15 @@ def check(case, mod, device, tol):
         training = False  # no tokens: zeros, no graph (as transformers' experts modules)
     if training != bool(grads):  # (grads: by name wherever out was differentiable)
         failures.append(f"out differentiable: {bool(grads)}, for wants {case['wants']}")
+    steps = case.get("steps", 1)
     for name, got in grads.items():
         wanted = name in case["wants"] or name == "down_bias" and "down" in case["wants"]
         if name == "weight":
             if wanted and any(g is None for g in got):
                 failures.append("weight: a part got no gradient")
                 continue
+            if wanted and any(g.dtype != weight.dtype for g in got):
+                failures.append(f"weight: gradient dtype {got[0].dtype} != {weight.dtype}")
             got = None if not wanted or any(g is None for g in got) else torch.cat(got)
         if not wanted:
             if got is not None:
@@ -543,7 +566,9 @@ def check(case, mod, device, tol):
         elif got.shape != ref_grads[name].shape:
             failures.append(f"{name}: shape {tuple(got.shape)} != {tuple(ref_grads[name].shape)}")
         else:
-            errors[name] = rel_err(got, ref_grads[name])
+            if name != "weight" and got.dtype != (x.dtype if name == "x" else weight.dtype):
+                failures.append(f"{name}: gradient dtype {got.dtype}")
+            errors[name] = rel_err(got, sum(0.5**i for i in range(steps)) * ref_grads[name])
             if errors[name] >= loose:
                 failures.append(f"{name}: relative error {errors[name]:.3g}")
     if case["sizes"] is not None and "weight" in grads and grads["weight"][0] is not None:

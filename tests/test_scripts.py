@@ -445,6 +445,9 @@ def test_fuzz_paths_smoke_checks_every_path_and_form_against_the_reference(tmp_p
     assert {r["case"]["form"] for r in results} == {*fuzz_paths.FORMS, *fuzz_paths.MLP_FORMS}
     assert {r["case"]["config"] for r in results} == set(fuzz_paths.CONFIGS)
     assert sum(bool(r["small_step"]) for r in results) >= 10  # the path and its bit check ran
+    # float32 master weights under autocast, and two steps adding into .grad, checked too
+    assert any(r["case"]["master"] and r["errors"] for r in results)
+    assert any(r["case"]["steps"] == 2 and r["errors"].get("weight") for r in results)
     trained = [r for r in results if r["errors"].get("x") is not None]
     assert len(trained) >= 20 and max(r["errors"]["x"] for r in trained) < 1e-2
 
@@ -466,36 +469,31 @@ def test_fuzz_paths_smoke_checks_grouped_glu_over_every_routing(tmp_path):
     assert len(experts) >= 10 and any(r["errors"].get("down") for r in experts)
 
 
-def test_fuzz_paths_reports_a_wrong_gradient(monkeypatch):
-    """The fuzzer's check fails a path whose gradient is off by 5% (in-process, on the CPU's
-    reference path: a module whose glu returns a scaled output)."""
-    sys.path.insert(0, str(ROOT / "scripts"))
-    import fuzz_paths
+class _FakeModule:
+    """The module surface fuzz_paths.check() uses, its glu the plain reference."""
 
-    class Fake:  # the module surface check() uses, with a glu that is 5% off
-        CHUNK, DTYPE, _INTERPRET = 4, torch.float32, True
-        SMALL_STEP_PATH = True
+    CHUNK, DTYPE, _INTERPRET = 4, torch.float32, True
+    SMALL_STEP_PATH = True
 
-        @staticmethod
-        def _weight_split(n):
-            return n // 2
+    @staticmethod
+    def _weight_split(n):
+        return n // 2
 
-        @staticmethod
-        def _small_step(x, w, b):
-            return None
+    @staticmethod
+    def _small_step(x, w, b):
+        return None
 
-        @staticmethod
-        def unpack_weight(w):
-            return w[w.shape[0] // 2 :], w[: w.shape[0] // 2]
+    @staticmethod
+    def unpack_weight(w):
+        return w[w.shape[0] // 2 :], w[: w.shape[0] // 2]
 
-        @staticmethod
-        def reference(x, gate_w, up_w, gate_b=None, up_b=None):
-            return (x @ up_w.t()) * torch.nn.functional.silu(x @ gate_w.t())
+    @staticmethod
+    def reference(x, gate_w, up_w, gate_b=None, up_b=None):
+        return (x @ up_w.t()) * torch.nn.functional.silu(x @ gate_w.t())
 
-        @classmethod
-        def glu(cls, x, w, b=None):
-            return 1.05 * cls.reference(x, *cls.unpack_weight(w))
 
+def _fuzz_case(**changes):
+    """A dense fuzz_paths case: x [3, 8], N = 8, packed weight, x and the weight trained."""
     case = {
         "lead": [3],
         "K": 8,
@@ -511,7 +509,60 @@ def test_fuzz_paths_reports_a_wrong_gradient(monkeypatch):
         "experts": None,
         "wrap": "none",
         "seed": 1,
+        "master": False,
+        "steps": 1,
     }
+    return {**case, **changes}
+
+
+def test_fuzz_paths_reports_a_gradient_added_twice_over_two_steps():
+    """Two steps adding into .grad: a glu whose backward adds the weight's .grad itself (which
+    autograd adds again) passes one step and fails the second."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import fuzz_paths
+
+    class AddsGradItself(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, w):
+            ctx.save_for_backward(x, w)
+            return _FakeModule.reference(x, *_FakeModule.unpack_weight(w))
+
+        @staticmethod
+        def backward(ctx, dy):
+            x, w = ctx.saved_tensors
+            with torch.enable_grad():
+                xr, wr = x.detach().requires_grad_(), w.detach().requires_grad_()
+                out = _FakeModule.reference(xr, *_FakeModule.unpack_weight(wr))
+                grad_x, grad_w = torch.autograd.grad(out, (xr, wr), dy)
+            if w.grad is not None:  # the bug: an "accumulating" backward
+                grad_w = grad_w + w.grad
+            return grad_x, grad_w
+
+    class Fake(_FakeModule):
+        @staticmethod
+        def glu(x, w, b=None):
+            return AddsGradItself.apply(x, w)
+
+    assert fuzz_paths.check(_fuzz_case(), Fake, "cpu", 1e-2)[0] == [
+        "a second backward did not raise"  # (a plain Function keeps what it saved)
+    ]
+    failures, _, errors = fuzz_paths.check(_fuzz_case(steps=2), Fake, "cpu", 1e-2)
+    assert [f.split(":")[0] for f in failures] == ["weight", "a second backward did not raise"]
+    assert abs(errors["weight"] - 2 / 3) < 1e-3 and errors["x"] < 1e-6  # 2.5x against 1.5x
+
+
+def test_fuzz_paths_reports_a_wrong_gradient(monkeypatch):
+    """The fuzzer's check fails a path whose gradient is off by 5% (in-process, on the CPU's
+    reference path: a module whose glu returns a scaled output)."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import fuzz_paths
+
+    class Fake(_FakeModule):  # a glu that is 5% off
+        @classmethod
+        def glu(cls, x, w, b=None):
+            return 1.05 * cls.reference(x, *cls.unpack_weight(w))
+
+    case = _fuzz_case()
     failures, small, errors = fuzz_paths.check(case, Fake, "cpu", 1e-2)
     assert not small
     assert {f.split(":")[0] for f in failures} == {
