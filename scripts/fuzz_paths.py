@@ -2,7 +2,8 @@
 
 Each case draws:
 - a shape: rows ragged or not, K aligned for TMA or not, 1-D / 2-D / 3-D x, x contiguous or a
-  strided view;
+  strided view, the functions' weight contiguous, a column slice of a wider tensor or
+  transposed in memory;
 - what is called: glu with one packed weight, FusedGLU's two parts as one tensor's rows, two
   tensors apart, a list, or a packed bias; a FusedGLU with one or two Parameters (and a bias);
   the whole MLP (mlp, FusedMLP); on a grouped module grouped_glu over five routings, T = 0 and
@@ -173,6 +174,8 @@ def draw(rng, mod, gpu):
         "master": autocast and rng.random() < 0.5,
         # a second fwd+bwd adds into .grad (not under torch.func or a captured graph)
         "steps": 2 if wrap in ("none", "checkpoint", "compile") and rng.random() < 0.2 else 1,
+        # the functions' weight (glu, mlp, grouped_glu) as a strided view
+        "weight_layout": rng.choice(["contiguous"] * 8 + ["col_slice", "transposed"]),
     }
 
 
@@ -254,6 +257,18 @@ def routes(case, mod, device):
     return index.to(device), weights.to(device, mod.DTYPE)
 
 
+def laid_out(weight, case):
+    """A copy of ``weight`` in the case's memory layout: contiguous, a column slice of a wider
+    tensor (rows 2K apart), or transposed storage (the last two dims swapped in memory)."""
+    layout = case.get("weight_layout", "contiguous")
+    if layout == "col_slice":
+        wide = weight.new_zeros((*weight.shape[:-1], 2 * weight.shape[-1]))
+        return wide[..., : weight.shape[-1]].copy_(weight)
+    if layout == "transposed":
+        return weight.transpose(-1, -2).contiguous().transpose(-1, -2)
+    return weight.clone()
+
+
 def run_ours(case, mod, x, weight, bias, down):
     """One fwd+bwd through the case's form: (out, grads by name, the function that backwards
     the same graph again, which path glu took)."""
@@ -292,12 +307,12 @@ def run_ours(case, mod, x, weight, bias, down):
             w.requires_grad_("weight" in wants), d.requires_grad_("down" in wants)
             call, args = module, (x,)
         else:
-            w = weight.clone().requires_grad_("weight" in wants)
+            w = laid_out(weight, case).requires_grad_("weight" in wants)
             d = down.clone().requires_grad_("down" in wants)
             call, args = mod.mlp, (x, w, d)
         leaves["weight"], leaves["down"], arg_weight = [w], d, None
     elif form in GROUPED_FORMS:
-        w = weight.clone().requires_grad_("weight" in wants)
+        w = laid_out(weight, case).requires_grad_("weight" in wants)
         leaves["weight"] = [w]
         b = None
         if bias is not None:
@@ -340,7 +355,7 @@ def run_ours(case, mod, x, weight, bias, down):
             arg_weight = tuple(parts) if form != "list" else list(parts)
             leaves["weight"] = parts
         else:
-            w = weight.clone().requires_grad_("weight" in wants)
+            w = laid_out(weight, case).requires_grad_("weight" in wants)
             arg_weight, leaves["weight"] = w, [w]
         b = None
         if bias is not None:
