@@ -9,7 +9,7 @@ Each case draws:
   the whole MLP (mlp, FusedMLP); on a grouped module grouped_glu over five routings, T = 0 and
   experts without rows included, and FusedExperts (transformers' experts layer: top-k routing,
   skewed or not, with or without biases);
-- which inputs want a gradient (or none, or torch.no_grad), autocast or not (and under it,
+- which inputs want a gradient (or none, torch.no_grad or torch.inference_mode), autocast or not (and under it,
   float32 master weights: FusedGLU / FusedMLP / FusedExperts built in float32, or float32
   tensors to the functions), one step or two (the second adds into .grad, as over
   micro-batches of gradient accumulation; a gradient that reuses a buffer shows);
@@ -150,7 +150,7 @@ def draw(rng, mod, gpu):
     wrap = rng.choices(WRAPS, weights=(16, 2, 1, 2, 2 if gpu else 0))[0]
     if wrap == "vjp" and form.startswith(("module", "fused_mlp", "experts")):
         wrap = "none"  # torch.func over a module's Parameters: not drawn
-    grad_mode = rng.choice(["train"] * 6 + ["no_grad"])
+    grad_mode = rng.choice(["train"] * 6 + ["no_grad", "inference_mode"])
     autocast = wrap != "graph" and rng.random() < 0.1  # (a capture: no autocast cache)
     return {
         "lead": lead,
@@ -368,7 +368,9 @@ def run_ours(case, mod, x, weight, bias, down):
         and arg_weight is not None
         and mod._small_step(x, arg_weight, leaves.get("bias")) is not None
     )
-    grad_ctx = torch.no_grad() if case["grad_mode"] == "no_grad" else contextlib.nullcontext()
+    grad_ctx = {"no_grad": torch.no_grad, "inference_mode": torch.inference_mode}.get(
+        case["grad_mode"], contextlib.nullcontext
+    )()
     cast = torch.autocast(x.device.type, dtype=mod.DTYPE) if case["autocast"] else None
     if wrap == "vjp" and case["grad_mode"] == "train" and wants:
         return _run_vjp(case, call, args, leaves, cast) + (False,)
