@@ -452,6 +452,21 @@ def test_fuzz_paths_smoke_checks_every_path_and_form_against_the_reference(tmp_p
     assert len(trained) >= 20 and max(r["errors"]["x"] for r in trained) < 1e-2
 
 
+def test_fuzz_paths_replays_one_case(tmp_path):
+    """--case JSON checks that case alone (a FAILED line's JSON, here a FusedExperts step with
+    D = 100, which torch._grouped_mm's own backward does not take on a GPU)."""
+    module = str(ROOT / "generated" / "glu_swiglu_oai_bf16_bn64_sm90_grouped.py")
+    case = {
+        **_fuzz_case(lead=[20], K=100, N=128, form="experts_bias", wants=["x", "weight", "bias"]),
+        "experts": {"E": 2, "k": 1, "skewed": True},
+        "steps": 2,
+    }
+    run = smoke("fuzz_paths.py", "fuzz_paths.json", tmp_path, (module, "--case", json.dumps(case)))
+    [result] = run["results"]
+    assert result["case"] == case and result["failures"] == []
+    assert set(result["errors"]) == {"out", "x", "weight", "bias"}
+
+
 def test_fuzz_paths_smoke_checks_grouped_glu_over_every_routing(tmp_path):
     """The same on a grouped module: grouped_glu steps (balanced, skewed, empty experts, one
     expert, T = 0) against a per-expert loop of the reference, zero-row experts' gradients
