@@ -83,6 +83,8 @@ CONFIGS = {
     "expert_loop": {"LOOP_MIN_EXPERT_FLOP": 0},
     # mlp: dh in the Triton GEMM whose epilogue recomputes the GLU derivative
     "fused_dgrad": {"FUSED_DGRAD": True},
+    # mlp: the down weight's gradient made after the packed weight's (the rule's few-rows order)
+    "down_grad_last": {"DOWN_GRAD_ORDER": "last"},
 }
 # and the forward: as the module's rule picks it (on the CPU's few rows: always the unfused
 # one), the fused kernel, or a cuBLAS GEMM and one pass
