@@ -570,12 +570,14 @@ def check(case, mod, device, tol):
     steps = case.get("steps", 1)
     for name, got in grads.items():
         wanted = name in case["wants"] or name == "down_bias" and "down" in case["wants"]
+        dtype = x.dtype if name == "x" else weight.dtype  # (each weight part's: before a cat)
+        parts = got if isinstance(got, list) else [got]
+        if wanted and any(g is not None and g.dtype != dtype for g in parts):
+            failures.append(f"{name}: gradient dtype {[g.dtype for g in parts]} != {dtype}")
         if name == "weight":
             if wanted and any(g is None for g in got):
                 failures.append("weight: a part got no gradient")
                 continue
-            if wanted and any(g.dtype != weight.dtype for g in got):
-                failures.append(f"weight: gradient dtype {got[0].dtype} != {weight.dtype}")
             got = None if not wanted or any(g is None for g in got) else torch.cat(got)
         if not wanted:
             if got is not None:
@@ -586,8 +588,6 @@ def check(case, mod, device, tol):
         elif got.shape != ref_grads[name].shape:
             failures.append(f"{name}: shape {tuple(got.shape)} != {tuple(ref_grads[name].shape)}")
         else:
-            if name != "weight" and got.dtype != (x.dtype if name == "x" else weight.dtype):
-                failures.append(f"{name}: gradient dtype {got.dtype}")
             errors[name] = rel_err(got, sum(0.5**i for i in range(steps)) * ref_grads[name])
             if errors[name] >= loose:
                 failures.append(f"{name}: relative error {errors[name]:.3g}")
