@@ -14,6 +14,7 @@ that the project supports), so both ends of the supported range get compiled.
 
 from __future__ import annotations
 
+import inspect
 import os
 import re
 import subprocess
@@ -85,8 +86,9 @@ def _scenarios(mod):
             x, w, None, out, h, h, N, mod.WRITE_PREACT
         )
         if hasattr(mod, "_launch_mlp_backward"):  # modules generated since v0.9
+            split = len(inspect.signature(mod._launch_mlp_backward).parameters) == 4  # v0.49 on
             yield "MLP backward pass", lambda: mod._launch_mlp_backward(
-                torch.randn(M, N).to(dt), h, True
+                torch.randn(M, N).to(dt), h, *((None,) if split else ()), True
             )
         for name, d in (("MLP dgrad", D), ("MLP dgrad, pointer loads", D + 4)):
             dz, wd = torch.randn(M, d).to(dt), torch.randn(d, N).to(dt)

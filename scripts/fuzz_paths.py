@@ -95,7 +95,9 @@ FORWARDS = {
 }
 FORMS = ("packed", "parts", "apart", "list", "module", "module_parts", "bias", "module_bias")
 GROUPED_FORMS = ("grouped", "grouped_bias")  # grouped_glu, where the module has it
-MLP_FORMS = ("mlp", "fused_mlp")  # the whole MLP: mlp(x, packed, down) and FusedMLP
+# the whole MLP: mlp(x, packed, down), mlp(x, (part_a, part_b), down), FusedMLP with one packed
+# weight and with two weight parts
+MLP_FORMS = ("mlp", "mlp_parts", "fused_mlp", "fused_mlp_parts")
 # transformers' experts layer as FusedExperts (grouped modules): top-k routing, grouped_glu, the
 # down projection (and its bias), the routing weights, each token's k rows summed
 EXPERTS_FORMS = ("experts", "experts_bias")
@@ -147,6 +149,8 @@ def draw(rng, mod, gpu):
         lead = [rng.choice([0, M, M, 2 * M + 1])]
     if form in ("parts", "apart", "list", "module_parts") and mod._weight_split(n) >= n:
         form = "packed"  # one forward tile: no second part to hold
+    if form in ("mlp_parts", "fused_mlp_parts") and mod._weight_split(n) >= n:
+        form = form.removesuffix("_parts")
     inputs = ["x", "weight"] + (["bias"] if "bias" in form else [])
     inputs += ["down"] if form in MLP_FORMS + EXPERTS_FORMS else []
     wants = [name for name in inputs if rng.random() < 0.6]
@@ -301,19 +305,36 @@ def run_ours(case, mod, x, weight, bias, down):
             leaves["bias"], leaves["down_bias"] = module.bias, module.down_bias
         call, args, arg_weight = module, (x, *routes(case, mod, x.device)), None
     elif form in MLP_FORMS:
-        if form == "fused_mlp":
-            module = mod.FusedMLP(case["K"], case["N"], device=weight.device, dtype=weight.dtype)
+        if form.startswith("fused_mlp"):
+            module = mod.FusedMLP(
+                case["K"],
+                case["N"],
+                device=weight.device,
+                dtype=weight.dtype,
+                weight_parts=form == "fused_mlp_parts",
+            )
+            module._copy_packed(weight)
             with torch.no_grad():
-                module.weight.copy_(weight)
                 module.down_weight.copy_(down)
-            w, d = module.weight, module.down_weight
-            w.requires_grad_("weight" in wants), d.requires_grad_("down" in wants)
+            w = [p for p in (module.weight_a, module.weight_b) if p is not None]
+            d = module.down_weight
             call, args = module, (x,)
+        elif form == "mlp_parts":  # one tensor's consecutive rows (FusedMLP's layout), or apart
+            if case["weight_layout"] == "contiguous":
+                wc = weight.clone()
+                w = [wc[: 2 * n_w].detach(), wc[2 * n_w :].detach()]
+            else:
+                w = [weight[: 2 * n_w].clone(), weight[2 * n_w :].clone()]
+            d = down.clone()
+            call, args = mod.mlp, (x, tuple(w), d)
         else:
-            w = laid_out(weight, case).requires_grad_("weight" in wants)
-            d = down.clone().requires_grad_("down" in wants)
-            call, args = mod.mlp, (x, w, d)
-        leaves["weight"], leaves["down"], arg_weight = [w], d, None
+            w = [laid_out(weight, case)]
+            d = down.clone()
+            call, args = mod.mlp, (x, w[0], d)
+        for p in w:
+            p.requires_grad_("weight" in wants)
+        d.requires_grad_("down" in wants)
+        leaves["weight"], leaves["down"], arg_weight = w, d, None
     elif form in GROUPED_FORMS:
         w = laid_out(weight, case).requires_grad_("weight" in wants)
         leaves["weight"] = [w]
