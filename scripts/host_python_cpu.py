@@ -4,14 +4,16 @@ them (checks, descriptors, launch keys, the autograd.Function), against a bare
 autograd.Function that allocates the same buffers and returns preallocated gradients.
 
     PYTHONPATH=. python scripts/host_python_cpu.py MODULE.py [MODULE.py ...] [--profile]
-        [--launch-path] [--two-nodes] [--split] [--parts] [--network [--keep-dy]]
+        [--launch-path] [--two-nodes] [--split] [--parts] [--network [--keep-dy]] [--mlp]
 
 With --two-nodes every step takes the big-step path (glu's backward as two autograd nodes,
 LOW_PEAK_MIN_FLOP = 0); with --split also split factor buffers (SPLIT_MIN_SAVING < 0,
 SPLIT_MAX_OVER_FLOOR = inf).  With --parts each module also steps with its weight in FusedGLU's
 two parts (v0.26: glu(x, (weight_a, weight_b)), one tensor's rows; N of two forward tiles; since
 v0.38 FusedGLU holds them only from PARTS_MIN_WEIGHT elements on, a layer far bigger than these
-tiny tensors: this is that layout's Python at a tiny size).  SORT=cumulative (cProfile's order)
+tiny tensors: this is that layout's Python at a tiny size).  With --mlp also the whole MLP's step
+(mlp(x, packed, down); with --parts also with the packed weight in two parts, v0.49's FusedMLP;
+--split then splits its preactivation too).  SORT=cumulative (cProfile's order)
 and CALLERS=<name> (who calls the functions matching it) shape --profile's report.
 With --network dy is made by a next node's backward (a fresh tensor, as in a network and
 the bench's in-network step) instead of being the caller's; --keep-dy adds each module again
@@ -185,6 +187,25 @@ def main():
             x.grad = wa.grad = wb.grad = None
 
         steps[f"{name} (two parts)"] = parts_step
+    if "--mlp" in sys.argv:  # the whole MLP: mlp(x, packed, down), and with the weight in parts
+        down = torch.randn(K, N, dtype=first.DTYPE, requires_grad=True)
+        dz = torch.randn(M, K, dtype=first.DTYPE)
+        for name, m in list(mods.items()):
+            if not hasattr(m, "mlp"):
+                continue
+
+            def mlp_step(m=m, weight=w):
+                m.mlp(x, weight, down).backward(dz)
+                x.grad = down.grad = w.grad = None
+                for p in weight if isinstance(weight, tuple) else ():
+                    p.grad = None
+
+            steps[f"{name} mlp"] = mlp_step
+            if parts:
+                rows = 2 * m._weight_split(N)
+                joined = w.detach().clone()
+                pair = (torch.nn.Parameter(joined[:rows]), torch.nn.Parameter(joined[rows:]))
+                steps[f"{name} mlp (two parts)"] = lambda m=m, pair=pair: mlp_step(m, pair)
     steps["bare"] = step(Bare.apply)
     steps["eager (tiny fp32, real ops)"] = eager
     for fn in list(steps.values()) * 300:
