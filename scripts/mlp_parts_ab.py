@@ -2,7 +2,7 @@
 gradients let a big step's backward keep the preactivation in two buffers, each freed once its
 part's gradient is made: module_mlp's _mlp_split_point), against Liger's MLP (its SwiGLU
 between two nn.Linear) and HF-style eager: fwd+bwd ms (interleaved rounds, every other one
-reversed, medians of 6; each round's parts / one ratio), host µs per step (codegen.bench.host_us,
+reversed, medians of 4; each round's parts / one ratio), host µs per step (codegen.bench.host_us,
 interleaved), and the peak during model(x).backward(dz) with dz held by the caller (the bench's
 MLP peak).  GPU.
 
@@ -62,7 +62,7 @@ def main():
 
         steps = {k: step(m) for k, m in models.items()}
         t = lambda fn, _: do_bench(fn, warmup=25, rep=100, return_mode="median")  # noqa: E731
-        samples = _interleaved_samples(steps, t, 6)
+        samples = _interleaved_samples(steps, t, 4)
         host = host_us({k: run for k, (run, _) in steps.items()})
         peaks = {k: peak_mib(run, params) for k, (run, params) in steps.items()}
         n_w = mod._weight_split(N)
