@@ -231,7 +231,8 @@ def main():
         prof = cProfile.Profile()
         prof.enable()
         first = next(iter(mods))
-        profiled = steps[f"{first} (two parts)" if parts else first]  # (--parts: FusedGLU's step)
+        which = f"{first} mlp" if "--mlp" in sys.argv else first
+        profiled = steps[f"{which} (two parts)" if parts else which]  # (--parts: FusedGLU's step)
         for _ in range(3000):
             profiled()
         prof.disable()
