@@ -208,6 +208,17 @@ def main():
                 steps[f"{name} mlp (two parts)"] = lambda m=m, pair=pair: mlp_step(m, pair)
     steps["bare"] = step(Bare.apply)
     steps["eager (tiny fp32, real ops)"] = eager
+    if "--mlp" in sys.argv:  # HF LlamaMLP's step on the same tiny float32 tensors
+        gate_e, up_e = (torch.randn(N, K, requires_grad=True) for _ in range(2))
+        down_e = torch.randn(K, N, requires_grad=True)
+        dze = torch.randn(8, K)
+
+        def eager_mlp():
+            F = torch.nn.functional
+            F.linear(F.silu(F.linear(xe, gate_e)) * F.linear(xe, up_e), down_e).backward(dze)
+            xe.grad = gate_e.grad = up_e.grad = down_e.grad = None
+
+        steps["eager MLP (tiny fp32, real ops)"] = eager_mlp
     for fn in list(steps.values()) * 300:
         fn()
     for m in mods.values():  # every kernel has its stand-in entry now: no wrapper in the timing

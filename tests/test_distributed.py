@@ -21,9 +21,10 @@ WORKER = ROOT / "tests" / "distributed" / "worker.py"
 TOL = {"bf16": 1e-2, "fp16": 2e-3}
 
 
+DENSE = ("tensor_parallel", "fsdp2", "mlp_tensor_parallel", "mlp_fsdp2", "mlp_fsdp2_parts")
 PARTS = {
-    "glu_silu_fp16_bn64_sm80": ("tensor_parallel", "fsdp2", "mlp_tensor_parallel", "mlp_fsdp2"),
-    "glu_gelu_bf16_bn128_sm90": ("tensor_parallel", "fsdp2", "mlp_tensor_parallel", "mlp_fsdp2"),
+    "glu_silu_fp16_bn64_sm80": DENSE,
+    "glu_gelu_bf16_bn128_sm90": DENSE,
     "glu_silu_bf16_bn128_sm90_grouped": (
         "grouped_tensor_parallel",
         "grouped_expert_parallel",

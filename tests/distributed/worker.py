@@ -7,7 +7,8 @@ CUDA + NCCL when GPUs are present (one per rank), else CPU + gloo with TRITON_IN
    row-parallel down projection; output and every gradient vs the unsharded computation.
 2. FSDP2 (fully_shard) over an MLP with FusedGLU: loss and gradients vs one process.
 3. The whole MLP (mlp / FusedMLP): tensor parallel with shard_packed_weight + shard_down_weight
-   (each rank's mlp gives a partial output, summed), and FSDP2 over FusedMLP.
+   (each rank's mlp gives a partial output, summed), and FSDP2 over FusedMLP, its packed weight
+   one Parameter or two parts.
 A grouped module (mixture of experts) runs its own two instead:
 4. Tensor parallel inside the experts: shard_grouped_weight (weights and biases, column-parallel)
    and shard_grouped_down_weight (row-parallel) with grouped_glu + grouped_linear.
@@ -158,14 +159,30 @@ def _fsdp2_step(model, reference, shard, shape, device, dt, rank, ws):
     return errs
 
 
-def mlp_fsdp2(mod, device, rank, ws):
+def mlp_fsdp2(mod, device, rank, ws, weight_parts=False):
+    """FSDP2 over FusedMLP, its packed weight one Parameter or (``weight_parts``) two, as a
+    big layer holds it (v0.49; the all-gathered parts are two tensors, apart); with the parts,
+    also the sharded module's state_dict: the packed weight, equal to the unsharded one's."""
     K, N, M = 64, 2 * mod.CHUNK, 16
     dt = mod.DTYPE
     torch.manual_seed(3)
-    reference = mod.FusedMLP(K, N, device=device)
-    model = mod.FusedMLP(K, N, device=device)
+    kwargs = {"weight_parts": True} if weight_parts else {}
+    reference = mod.FusedMLP(K, N, device=device, **kwargs)
+    model = mod.FusedMLP(K, N, device=device, **kwargs)
     model.load_state_dict(reference.state_dict())
-    return _fsdp2_step(model, reference, [model], (M, K), device, dt, rank, ws)
+    names = [name for name, _ in model.named_parameters()]
+    errs = _fsdp2_step(model, reference, [model], (M, K), device, dt, rank, ws)
+    if weight_parts:
+        assert names == ["weight_a", "weight_b", "down_weight"], names
+        state = model.state_dict()
+        packed = state["weight"].full_tensor()
+        errs["state_dict weight"] = 0.0 if torch.equal(packed, reference.weight.detach()) else 1.0
+        model.load_state_dict(state)
+    return errs
+
+
+def mlp_fsdp2_parts(mod, device, rank, ws):
+    return mlp_fsdp2(mod, device, rank, ws, weight_parts=True)
 
 
 def fsdp2(mod, device, rank, ws):
@@ -385,7 +402,7 @@ def main():
     else:
         results["tensor_parallel"] = tensor_parallel(mod, device, rank, ws)
         results["mlp_tensor_parallel"] = mlp_tensor_parallel(mod, device, rank, ws)
-        fsdp_parts = {"fsdp2": fsdp2, "mlp_fsdp2": mlp_fsdp2}
+        fsdp_parts = {"fsdp2": fsdp2, "mlp_fsdp2": mlp_fsdp2, "mlp_fsdp2_parts": mlp_fsdp2_parts}
     try:
         for name, part in fsdp_parts.items():
             results[name] = part(mod, device, rank, ws)
