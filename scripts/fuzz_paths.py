@@ -68,6 +68,7 @@ SPLIT = {
     "SPLIT_MIN_SAVING": -1.0,
     "SPLIT_MAX_OVER_FLOOR": math.inf,
     "PARTS_SPLIT_MIN_SAVING": -1.0,
+    "PARTS_SPLIT_ABOVE_UNFUSED": -1.0,
 }
 # the module constants each path switch sets (the rest keep the module's values)
 CONFIGS = {
