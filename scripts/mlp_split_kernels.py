@@ -23,6 +23,7 @@ from triton.testing import do_bench
 sys.path.insert(0, ".")
 from codegen.bench import (  # noqa: E402
     _interleaved_samples,
+    _mlps,
     glu_step_inputs,
     script_args,
     with_constants,
@@ -62,8 +63,8 @@ def main():
         x, gate_w, up_w, _ = glu_step_inputs(mod, M, K, N)
         down_w = (torch.randn(K, N, device="cuda") / N**0.5).to(mod.DTYPE)
         dz = torch.randn(M, K, device="cuda", dtype=mod.DTYPE)
-        lin = lambda w: _linear(w)  # noqa: E731
-        lins = (lin(gate_w), lin(up_w), lin(down_w))
+        lins = _mlps(mod, gate_w, up_w, down_w, with_liger=False, do_compile=False)
+        lins = lins["fused"].to_linears()  # (as scripts/mlp_parts_ab.py builds them)
         one = mod.FusedMLP.from_linears(*lins, weight_parts=False)
         parts = mod.FusedMLP.from_linears(*lins, weight_parts=True)
         n_w = mod._weight_split(N)
@@ -124,13 +125,6 @@ def main():
         del x, gate_w, up_w, down_w, dz, one, parts, h, ha, hb, steps
         torch.cuda.empty_cache()
     write_results("mlp_split_kernels.json", {"device": torch.cuda.get_device_name(), "rows": res})
-
-
-def _linear(w):
-    lin = torch.nn.Linear(w.shape[1], w.shape[0], bias=False, device=w.device, dtype=w.dtype)
-    with torch.no_grad():
-        lin.weight.copy_(w)
-    return lin
 
 
 if __name__ == "__main__":
