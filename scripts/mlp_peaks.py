@@ -1,7 +1,8 @@
 """FusedMLP's peak during fwd+bwd in each backward order (DOWN_GRAD_ORDER first / last / auto)
 against Liger's MLP and HF-style eager, measured as the bench measures its MLP rows (codegen.bench
 peak_mib over model(x).backward(dz), dz held by the caller), and the model's prediction
-(_mlp_peaks, in MiB, plus the weights' gradients' and x's that both orders hold).  GPU.
+(_mlp_peaks, in MiB, plus the weights' gradients' and x's that both orders hold), and beside
+Liger's the split rule's model of it (_unfused_mlp_peak plus out, v0.50).  GPU.
 
     PYTHONPATH=. python scripts/mlp_peaks.py [MODULE.py] [M,K,N ...]
 
@@ -53,11 +54,14 @@ def main():
         # (the model's elements, without out [M, K], which the step's caller holds too)
         row["model_first"], row["model_last"] = (e * 2 / 2**20 for e in (first, last))
         row["chosen"] = "last" if mod._down_grad_last(M, K, N, K) else "first"
+        if hasattr(mod, "_unfused_mlp_peak"):  # (v0.50) the split rule's model of Liger's MLP
+            row["model_unfused"] = (mod._unfused_mlp_peak(M, K, N, K) + M * K) * 2 / 2**20
         rows.append(row)
         print(
             f"{M}x{K}x{N}: fused first/last/auto {row['fused_first']:.0f}/{row['fused_last']:.0f}/"
             f"{row['fused_auto']:.0f} (model {row['model_first']:.0f}/{row['model_last']:.0f}, "
-            f"auto -> {row['chosen']}); liger {row.get('liger', float('nan')):.0f}; "
+            f"auto -> {row['chosen']}); liger {row.get('liger', float('nan')):.0f} (model "
+            f"{row.get('model_unfused', float('nan')):.0f}); "
             f"ours (FusedGLU + Linear) {row['ours']:.0f}; eager {row['eager']:.0f} MiB",
             flush=True,
         )
