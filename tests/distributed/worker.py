@@ -171,9 +171,9 @@ def mlp_fsdp2(mod, device, rank, ws, weight_parts=False):
     model = mod.FusedMLP(K, N, device=device, **kwargs)
     model.load_state_dict(reference.state_dict())
     names = [name for name, _ in model.named_parameters()]
+    assert not weight_parts or names == ["weight_a", "weight_b", "down_weight"], names
     errs = _fsdp2_step(model, reference, [model], (M, K), device, dt, rank, ws)
     if weight_parts:
-        assert names == ["weight_a", "weight_b", "down_weight"], names
         state = model.state_dict()
         packed = state["weight"].full_tensor()
         errs["state_dict weight"] = 0.0 if torch.equal(packed, reference.weight.detach()) else 1.0
