@@ -221,6 +221,43 @@ def cuda_ms_per_call(fn, calls):
     return start.elapsed_time(end) / calls
 
 
+def profiled_kernels(run, steps, warm=0, cpu=False):
+    """[(name, µs)] for every kernel that ``steps`` calls of ``run()`` launch, in launch order,
+    each with its device time (torch.profiler, CUDA activity), after ``warm`` calls that are not
+    profiled.  With ``cpu``: every CPU operator with its self CPU time instead (a run under
+    Triton's interpreter, which launches no kernel)."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    activity, kind = (
+        (ProfilerActivity.CPU, torch.autograd.DeviceType.CPU)
+        if cpu
+        else (ProfilerActivity.CUDA, torch.autograd.DeviceType.CUDA)
+    )
+    sync = (lambda: None) if cpu else torch.cuda.synchronize
+    for _ in range(warm):
+        run()
+    sync()
+    with profile(activities=[activity]) as prof:
+        for _ in range(steps):
+            run()
+        sync()
+    events = sorted(
+        (e for e in prof.events() if e.device_type == kind), key=lambda e: e.time_range.start
+    )
+    return [(e.name, e.self_cpu_time_total if cpu else e.device_time_total) for e in events]
+
+
+def kernels_by_name(events, steps):
+    """profiled_kernels' events of ``steps`` steps -> {name: (launches per step, µs per step)},
+    in the order the names first ran."""
+    total = {}
+    for name, us in events:
+        n, t = total.get(name, (0, 0.0))
+        total[name] = (n + 1, t + us)
+    return {name: (n / steps, t / steps) for name, (n, t) in total.items()}
+
+
 def host_us(steps, n=20, rounds=7, warmup=3, sync=None, clock=None):
     """{name: CPU µs to issue one step}: the median of host_us_rounds' rounds."""
     samples = host_us_rounds(steps, n, rounds, warmup, sync, clock)

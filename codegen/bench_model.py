@@ -33,7 +33,15 @@ import json
 import statistics
 from pathlib import Path
 
-from .bench import MODELS, BenchError, _liger, _round_order, cuda_ms_per_call, host_us
+from .bench import (
+    MODELS,
+    BenchError,
+    _liger,
+    _round_order,
+    cuda_ms_per_call,
+    host_us,
+    profiled_kernels,
+)
 
 # Attention sizes of the dense models in MODELS (num_attention_heads, num_key_value_heads,
 # head_dim), from their Hugging Face configs.  The decoder built is Llama's architecture at
@@ -363,17 +371,7 @@ def _kernel_ms(step, steps=2):
     durations).  Unlike the step's wall time, which moved +-3% between runs of the same
     variants on an H200 (8B-sized layers), this sum repeated within 0.3%: it resolves the 1-2%
     an MLP makes in a whole decoder.  It leaves out the GPU's idle gaps (a host-bound step)."""
-    import torch
-    from torch.profiler import ProfilerActivity, profile
-
-    step()
-    torch.cuda.synchronize()
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        for _ in range(steps):
-            step()
-        torch.cuda.synchronize()
-    cuda = torch.autograd.DeviceType.CUDA
-    return sum(e.device_time_total for e in prof.events() if e.device_type == cuda) / steps / 1e3
+    return sum(us for _, us in profiled_kernels(step, steps, warm=1)) / steps / 1e3
 
 
 def _memory(model, ids, probe, opt=None):

@@ -15,7 +15,6 @@ Run with TORCH_LOGS=output_code to get the graph Inductor wrote."""
 
 import statistics
 import sys
-from collections import defaultdict
 
 import torch
 
@@ -25,7 +24,9 @@ from codegen.bench import (  # noqa: E402
     _mlps,
     cuda_ms_per_call,
     fmt_ratio,
+    kernels_by_name,
     load_module,
+    profiled_kernels,
 )
 
 ROUNDS, STEPS, PROFILED = 8, 10, 3
@@ -56,24 +57,6 @@ def per_round(xs, ys):
     return fmt_ratio((statistics.median(ratios), min(ratios), max(ratios)))
 
 
-def cuda_kernels(fn, calls=1):
-    """{kernel name: (launches, µs)} per call of ``fn``, from torch.profiler over ``calls``
-    calls, in the order the kernels first ran."""
-    from torch.profiler import ProfilerActivity, profile
-
-    torch.cuda.synchronize()
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        for _ in range(calls):
-            fn()
-        torch.cuda.synchronize()
-    out = defaultdict(lambda: [0, 0.0])
-    for e in prof.events():
-        if e.device_type == torch.autograd.DeviceType.CUDA:
-            out[e.name][0] += 1
-            out[e.name][1] += e.device_time
-    return {k: (n / calls, us / calls) for k, (n, us) in out.items()}
-
-
 def main(path, shapes):
     mod = load_module(path)
     print(f"{mod.SPEC['name']} on {torch.cuda.get_device_name()}, torch {torch.__version__}")
@@ -99,7 +82,7 @@ def main(path, shapes):
                 f"   x ours per round {per_round(ts, times['ours'])}"
             )
         for name in NAMES:
-            ks = cuda_kernels(steps[name], PROFILED)
+            ks = kernels_by_name(profiled_kernels(steps[name], PROFILED), PROFILED)
             total = sum(us for _, us in ks.values())
             print(f"\n  {name}: {total:.0f} µs of kernels per step, {len(ks)} kernels")
             for k, (calls, us) in sorted(ks.items(), key=lambda kv: -kv[1][1]):

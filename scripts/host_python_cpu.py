@@ -5,6 +5,7 @@ autograd.Function that allocates the same buffers and returns preallocated gradi
 
     PYTHONPATH=. python scripts/host_python_cpu.py MODULE.py [MODULE.py ...] [--profile]
         [--launch-path] [--two-nodes] [--split] [--parts] [--network [--keep-dy]] [--mlp]
+        [--minimal]
 
 With --two-nodes every step takes the big-step path (glu's backward as two autograd nodes,
 LOW_PEAK_MIN_FLOP = 0); with --split also split factor buffers (SPLIT_MIN_SAVING < 0,
@@ -13,7 +14,9 @@ two parts (v0.26: glu(x, (weight_a, weight_b)), one tensor's rows; N of two forw
 v0.38 FusedGLU holds them only from PARTS_MIN_WEIGHT elements on, a layer far bigger than these
 tiny tensors: this is that layout's Python at a tiny size).  With --mlp also the whole MLP's step
 (mlp(x, packed, down); with --parts also with the packed weight in two parts, v0.49's FusedMLP;
---split then splits its preactivation too).  SORT=cumulative (cProfile's order)
+--split then splits its preactivation too).  With --minimal also scripts/host_gap.py's minimal
+step (a bare Function with the first module's two launches through its own launchers: the least
+Python our step can be made of).  SORT=cumulative (cProfile's order)
 and CALLERS=<name> (who calls the functions matching it) shape --profile's report.
 With --network dy is made by a next node's backward (a fresh tensor, as in a network and
 the bench's in-network step) instead of being the caller's; --keep-dy adds each module again
@@ -207,6 +210,10 @@ def main():
                 pair = (torch.nn.Parameter(joined[:rows]), torch.nn.Parameter(joined[rows:]))
                 steps[f"{name} mlp (two parts)"] = lambda m=m, pair=pair: mlp_step(m, pair)
     steps["bare"] = step(Bare.apply)
+    if "--minimal" in sys.argv:  # bare plus the first module's two launches (host_gap's minimal)
+        from host_gap import minimal_function
+
+        steps["minimal (bare + our two launches)"] = step(minimal_function(first).apply)
     steps["eager (tiny fp32, real ops)"] = eager
     if "--mlp" in sys.argv:  # HF LlamaMLP's step on the same tiny float32 tensors
         gate_e, up_e = (torch.randn(N, K, requires_grad=True) for _ in range(2))

@@ -22,7 +22,6 @@ if SMOKE:
     os.environ["TRITON_INTERPRET"] = "1"  # before the module's kernels are decorated
 
 import torch  # noqa: E402
-from torch.profiler import ProfilerActivity, profile  # noqa: E402
 
 sys.path.insert(0, ".")
 sys.path.insert(0, "tests")
@@ -30,7 +29,9 @@ from codegen.bench import (  # noqa: E402
     _liger,
     _round_order,
     cuda_ms_per_call,
+    kernels_by_name,
     load_module,
+    profiled_kernels,
     write_results,
 )
 
@@ -94,26 +95,8 @@ def timed(step, n=5):
 def kernels(step, n=3):
     """[(kernel name, calls per step, µs per step)], longest first (with --smoke: the CPU
     operators' own time instead)."""
-    step()
-    activity, kind = (
-        (ProfilerActivity.CPU, torch.autograd.DeviceType.CPU)
-        if SMOKE
-        else (ProfilerActivity.CUDA, torch.autograd.DeviceType.CUDA)
-    )
-    if not SMOKE:
-        torch.cuda.synchronize()
-    with profile(activities=[activity]) as prof:
-        for _ in range(n):
-            step()
-        if not SMOKE:
-            torch.cuda.synchronize()
-    total = collections.defaultdict(lambda: [0, 0.0])
-    for e in prof.events():
-        if e.device_type == kind:
-            total[e.name][0] += 1
-            total[e.name][1] += e.self_cpu_time_total if SMOKE else e.device_time_total
-    rows = [(name, c / n, us / n) for name, (c, us) in total.items()]
-    return sorted(rows, key=lambda r: -r[2])
+    per = kernels_by_name(profiled_kernels(step, n, warm=1, cpu=SMOKE), n)
+    return sorted(((name, c, us) for name, (c, us) in per.items()), key=lambda r: -r[2])
 
 
 def main():

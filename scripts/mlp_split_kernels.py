@@ -17,7 +17,6 @@ import statistics
 import sys
 
 import torch
-from torch.profiler import ProfilerActivity, profile
 from triton.testing import do_bench
 
 sys.path.insert(0, ".")
@@ -25,6 +24,7 @@ from codegen.bench import (  # noqa: E402
     _interleaved_samples,
     _mlps,
     glu_step_inputs,
+    profiled_kernels,
     script_args,
     with_constants,
     write_results,
@@ -37,23 +37,14 @@ STEPS = 6
 
 def kernels_per_step(run, steps=STEPS):
     """[(kernel name, median device µs per step)] in the order the step launches them."""
-    for _ in range(3):
-        run()
-    torch.cuda.synchronize()
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        for _ in range(steps):
-            run()
-        torch.cuda.synchronize()
-    events = [e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
-    events.sort(key=lambda e: e.time_range.start)
+    events = profiled_kernels(run, steps, warm=3)
     per = len(events) // steps
     if per * steps != len(events):
-        return [("(uneven steps)", sum(e.device_time for e in events) / steps)]
-    rows = []
-    for i in range(per):
-        times = [events[s * per + i].device_time for s in range(steps)]
-        rows.append((events[i].name, statistics.median(times)))
-    return rows
+        return [("(uneven steps)", sum(us for _, us in events) / steps)]
+    return [
+        (events[i][0], statistics.median(events[s * per + i][1] for s in range(steps)))
+        for i in range(per)
+    ]
 
 
 def main():

@@ -12,7 +12,6 @@ Results: $OUT/split_small_profile.json (or build/).
 import sys
 
 import torch
-from torch.profiler import ProfilerActivity, profile
 from triton.testing import do_bench
 
 sys.path.insert(0, ".")
@@ -21,6 +20,8 @@ from codegen.bench import (  # noqa: E402
     fused_glu_call,
     glu_step_inputs,
     host_us,
+    kernels_by_name,
+    profiled_kernels,
     script_args,
     with_constants,
     write_results,
@@ -33,20 +34,9 @@ STEPS = 20
 
 def kernels(run, steps=STEPS):
     """{kernel name: device µs per step} and their sum, over ``steps`` steps."""
-    for _ in range(3):
-        run()
-    torch.cuda.synchronize()
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        for _ in range(steps):
-            run()
-        torch.cuda.synchronize()
     per = {}
-    for e in prof.key_averages():
-        us = getattr(e, "self_device_time_total", None)
-        if us is None:
-            us = e.self_cuda_time_total
-        if us > 0:
-            per[e.key[:90]] = us / steps
+    for name, (_, us) in kernels_by_name(profiled_kernels(run, steps, warm=3), steps).items():
+        per[name[:90]] = per.get(name[:90], 0.0) + us
     return per, sum(per.values())
 
 

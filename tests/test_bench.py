@@ -889,3 +889,26 @@ def test_cuda_ms_per_call_times_the_calls_between_two_events_after_a_sync(monkey
     monkeypatch.setattr(torch.cuda, "synchronize", lambda: log.append("sync"))
     assert bench.cuda_ms_per_call(lambda: log.append("call"), 3) == 6.0
     assert log == ["sync", "record", "call", "call", "call", "record", "end sync"]
+
+
+def test_profiled_kernels_lists_each_launch_in_order_and_kernels_by_name_averages_them():
+    # on the CPU the profiler's operators stand in for kernels (profiled_kernels(cpu=True))
+    a, b = torch.randn(16, 16), torch.randn(16, 16)
+    calls = []
+
+    def step():
+        calls.append(1)
+        torch.mm(a, b)
+        torch.sub(a, b)
+        torch.sub(a, b)
+
+    events = bench.profiled_kernels(step, 3, warm=2, cpu=True)
+    assert len(calls) == 5  # two warm calls, three profiled
+    names = [name for name, _ in events if name in ("aten::mm", "aten::sub")]
+    assert names == ["aten::mm", "aten::sub", "aten::sub"] * 3  # (mm's own children aside)
+    assert all(us >= 0 for _, us in events)
+    per = bench.kernels_by_name(events, 3)
+    assert [name for name in per if name in ("aten::mm", "aten::sub")] == ["aten::mm", "aten::sub"]
+    assert per["aten::mm"][0] == 1.0 and per["aten::sub"][0] == 2.0
+    total = sum(us for name, us in events if name == "aten::sub")
+    assert per["aten::sub"][1] == pytest.approx(total / 3)
