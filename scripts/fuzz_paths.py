@@ -564,20 +564,50 @@ def _same(a, b):
     return a is None and b is None or a is not None and b is not None and torch.equal(a, b)
 
 
+def tolerances(case, out_numel, x_numel, tol):
+    """(out's tolerance, the gradients') for a case whose dtype's tolerance is ``tol``."""
+    # per-part GEMMs and addmm_ round twice: the tests allow 2 TOL there
+    loose = 2 * tol if case["form"] != "packed" or "split" in case["config"] else tol
+    # a norm-relative error over a few elements spreads more than over the tests' thousands
+    # (an 8-element grad_x reached 1.05e-2 once in ~10^4 cases): 2x below SMALL elements
+    if min(out_numel, x_numel) < SMALL:
+        tol, loose = 2 * tol, 2 * loose
+    return tol, loose
+
+
+def worst_errors(results):
+    """{name: (error, its tolerance, the case's index)}: each checked tensor's largest relative
+    error over the results, with what it was held to and where (the case's JSON replays it)."""
+    worst = {}
+    for r in results:
+        for name, err in r["errors"].items():
+            held = r.get("tolerances", {}).get("out" if name == "out" else "grads")
+            if name not in worst or err > worst[name][0]:
+                worst[name] = (err, held, r["index"])
+    return worst
+
+
+def _describe(results, worst):
+    """The summary's words for worst_errors: error, tolerance, the case's rows x K -> N."""
+    parts = []
+    for name, (err, held, index) in worst.items():
+        case = results[index]["case"]
+        rows = math.prod(case["lead"])
+        where = f"case {index}: {rows}x{case['K']} -> {case['N']}, {case['form']}"
+        parts.append(f"{name} {err:.2g}" + (f" (tol {held:.2g}; {where})" if held else ""))
+    return ", ".join(parts)
+
+
 def check(case, mod, device, tol):
-    """The case's failures (a list of strings; empty when it passed)."""
+    """(failures: a list of strings, empty when the case passed; whether it took the small-step
+    path; {tensor: relative error}; the tolerances they were held to, out's and the gradients')."""
     x, weight, bias, down = tensors(case, mod, device)
     failures, errors = [], {}
     config = {**CONFIGS[case["config"]], **FORWARDS[case["forward"]]}
     with configured(mod, config):
         out, grads, again, small = run_ours(case, mod, x, weight, bias, down)
     ref_out, ref_grads = reference(case, mod, x, weight, bias, down)
-    # per-part GEMMs and addmm_ round twice: the tests allow 2 TOL there
-    loose = 2 * tol if case["form"] != "packed" or "split" in case["config"] else tol
-    # a norm-relative error over a few elements spreads more than over the tests' thousands
-    # (an 8-element grad_x reached 1.05e-2 once in ~10^4 cases): 2x below SMALL elements
-    if min(out.numel(), x.numel()) < SMALL:
-        tol, loose = 2 * tol, 2 * loose
+    tol, loose = tolerances(case, out.numel(), x.numel(), tol)
     if out.shape != ref_out.shape:
         failures.append(f"out shape {tuple(out.shape)} != {tuple(ref_out.shape)}")
     else:
@@ -644,7 +674,7 @@ def check(case, mod, device, tol):
                 same &= _same(got, other)
         if not same:
             failures.append("the small-step path's bits differ from the general path's")
-    return failures, small, errors
+    return failures, small, errors, {"out": tol, "grads": loose}
 
 
 def main():
@@ -670,16 +700,17 @@ def main():
     while len(results) < (len(replay) or args.cases) and time.time() - t0 < args.seconds:
         case = replay[len(results)] if replay else draw(rng, mod, gpu)
         try:
-            failures, small, errors = check(case, mod, device, tol)
+            failures, small, errors, tols = check(case, mod, device, tol)
         except Exception as e:  # an error where none was expected is a failure too
             failures = [f"raised {type(e).__name__}: {e}", traceback.format_exc(-3)]
-            small, errors = None, {}
+            small, errors, tols = None, {}, {}
         results.append(
             {
                 "index": len(results),
                 "case": case,
                 "small_step": small,
                 "errors": errors,
+                "tolerances": tols,
                 "failures": failures,
             }
         )
@@ -693,13 +724,9 @@ def main():
     by_form = {f: sum(r["case"]["form"] == f for r in results) for f in forms}
     by_forward = {f: sum(r["case"]["forward"] == f for r in results) for f in FORWARDS}
     by_wrap = {w: sum(r["case"]["wrap"] == w for r in results) for w in WRAPS}
-    worst = {}
-    for r in results:
-        for name, err in r["errors"].items():
-            worst[name] = max(worst.get(name, 0.0), err)
     print(
         f"{args.module}: {len(results)} cases in {time.time() - t0:.0f} s, {len(bad)} failed; "
-        f"largest relative errors {', '.join(f'{k} {v:.2g}' for k, v in worst.items())}; "
+        f"largest relative errors {_describe(results, worst_errors(results))}; "
         f"small-step path {sum(bool(r['small_step']) for r in results)}; configs {by_config}; "
         f"forms {by_form}; forwards {by_forward}; wraps {by_wrap}"
     )

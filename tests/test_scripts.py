@@ -561,7 +561,7 @@ def test_fuzz_paths_reports_a_gradient_added_twice_over_two_steps():
     assert fuzz_paths.check(_fuzz_case(), Fake, "cpu", 1e-2)[0] == [
         "a second backward did not raise"  # (a plain Function keeps what it saved)
     ]
-    failures, _, errors = fuzz_paths.check(_fuzz_case(steps=2), Fake, "cpu", 1e-2)
+    failures, _, errors, _ = fuzz_paths.check(_fuzz_case(steps=2), Fake, "cpu", 1e-2)
     assert [f.split(":")[0] for f in failures] == ["weight", "a second backward did not raise"]
     assert abs(errors["weight"] - 2 / 3) < 1e-3 and errors["x"] < 1e-6  # 2.5x against 1.5x
 
@@ -578,7 +578,7 @@ def test_fuzz_paths_reports_a_wrong_gradient(monkeypatch):
             return 1.05 * cls.reference(x, *cls.unpack_weight(w))
 
     case = _fuzz_case()
-    failures, small, errors = fuzz_paths.check(case, Fake, "cpu", 1e-2)
+    failures, small, errors, tols = fuzz_paths.check(case, Fake, "cpu", 1e-2)
     assert not small
     assert {f.split(":")[0] for f in failures} == {
         "out",
@@ -587,3 +587,16 @@ def test_fuzz_paths_reports_a_wrong_gradient(monkeypatch):
         "a second backward did not raise",
     }
     assert 0.04 < errors["out"] < 0.06
+    # x [3, 8] -> out [3, 8]: under SMALL elements, so held to twice bf16's 1e-2 (packed: the
+    # gradients too); the summary names the case behind each largest error and its tolerance
+    assert tols == {"out": 2e-2, "grads": 2e-2}
+    assert fuzz_paths.tolerances({**case, "form": "parts"}, 4096, 4096, 1e-2) == (1e-2, 2e-2)
+    results = [
+        {"index": 0, "case": case, "errors": {"out": 0.001}, "tolerances": {"out": 1e-2}},
+        {"index": 1, "case": case, "errors": errors, "tolerances": tols},
+    ]
+    worst = fuzz_paths.worst_errors(results)
+    assert worst["out"] == (errors["out"], 2e-2, 1) and worst["x"][1:] == (2e-2, 1)
+    assert fuzz_paths._describe(results, {"out": worst["out"]}) == (
+        f"out {errors['out']:.2g} (tol 0.02; case 1: 3x8 -> 8, packed)"
+    )
