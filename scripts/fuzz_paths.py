@@ -37,8 +37,9 @@ It runs one fwd+bwd and checks:
 
 On a GPU it draws shapes up to a few thousand rows; with --smoke (or TRITON_INTERPRET=1) tiny
 ones on the CPU, in Triton's interpreter (bf16 dots widened as the generated tests do).
-Results: $OUT/fuzz_paths.json (or build/): every case, what it drew, whether it took the
-small-step path, its failures.  Exit status 1 when a case failed; each failure is printed with
+Results: $OUT/fuzz_paths-MODULE.json (or build/; MODULE the module's file name without .py, so
+that runs of several modules into one folder, in turn or side by side, keep each one's): every
+case, what it drew, whether it took the small-step path, its errors and tolerances, its failures.  Exit status 1 when a case failed; each failure is printed with
 the case (it reproduces with the same --seed: cases are drawn in order; or alone with --case and
 the printed JSON)."""
 
@@ -732,7 +733,7 @@ def main():
     )
     out = Path(os.environ.get("OUT", "build"))
     out.mkdir(parents=True, exist_ok=True)
-    with open(out / "fuzz_paths.json", "w") as f:
+    with open(out / f"fuzz_paths-{Path(args.module).stem}.json", "w") as f:
         json.dump({"module": args.module, "seed": args.seed, "results": results}, f)
     return 1 if bad else 0
 

@@ -432,7 +432,7 @@ def test_fuzz_paths_smoke_checks_every_path_and_form_against_the_reference(tmp_p
     against the general path's); none fails, and every axis was drawn."""
     module = str(ROOT / "generated" / "glu_silu_bf16_bn128_sm90.py")
     args = (module, "--cases", "150", "--seed", "7")
-    run = smoke("fuzz_paths.py", "fuzz_paths.json", tmp_path, args)
+    run = smoke("fuzz_paths.py", "fuzz_paths-glu_silu_bf16_bn128_sm90.json", tmp_path, args)
     results = run["results"]
     assert len(results) == 150
     assert [r for r in results if r["failures"]] == []
@@ -461,7 +461,8 @@ def test_fuzz_paths_replays_one_case(tmp_path):
         "experts": {"E": 2, "k": 1, "skewed": True},
         "steps": 2,
     }
-    run = smoke("fuzz_paths.py", "fuzz_paths.json", tmp_path, (module, "--case", json.dumps(case)))
+    name = "fuzz_paths-glu_swiglu_oai_bf16_bn64_sm90_grouped.json"
+    run = smoke("fuzz_paths.py", name, tmp_path, (module, "--case", json.dumps(case)))
     [result] = run["results"]
     assert result["case"] == case and result["failures"] == []
     assert set(result["errors"]) == {"out", "x", "weight", "bias"}
@@ -472,7 +473,8 @@ def test_fuzz_paths_smoke_checks_grouped_glu_over_every_routing(tmp_path):
     expert, T = 0) against a per-expert loop of the reference, zero-row experts' gradients
     exactly zero, its GEMM switches drawn too."""
     module = str(ROOT / "generated" / "glu_silu_bf16_bn128_sm90_grouped.py")
-    run = smoke("fuzz_paths.py", "fuzz_paths.json", tmp_path, (module, "--cases", "120"))
+    name = "fuzz_paths-glu_silu_bf16_bn128_sm90_grouped.json"  # (one file per module)
+    run = smoke("fuzz_paths.py", name, tmp_path, (module, "--cases", "120"))
     results = run["results"]
     assert [r for r in results if r["failures"]] == []
     grouped = [r for r in results if r["case"]["sizes"] is not None]
