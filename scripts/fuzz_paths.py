@@ -39,9 +39,10 @@ On a GPU it draws shapes up to a few thousand rows; with --smoke (or TRITON_INTE
 ones on the CPU, in Triton's interpreter (bf16 dots widened as the generated tests do).
 Results: $OUT/fuzz_paths-MODULE.json (or build/; MODULE the module's file name without .py, so
 that runs of several modules into one folder, in turn or side by side, keep each one's): every
-case, what it drew, whether it took the small-step path, its errors and tolerances, its failures.  Exit status 1 when a case failed; each failure is printed with
-the case (it reproduces with the same --seed: cases are drawn in order; or alone with --case and
-the printed JSON)."""
+case, what it drew, whether it took the small-step path, its errors and tolerances, its
+failures.  Exit status 1 when a case failed; each failure is printed with the case (it
+reproduces with the same --seed: cases are drawn in order; or alone with --case and the printed
+JSON)."""
 
 import argparse
 import contextlib
