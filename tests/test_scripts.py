@@ -602,3 +602,40 @@ def test_fuzz_paths_reports_a_wrong_gradient(monkeypatch):
     assert fuzz_paths._describe(results, {"out": worst["out"]}) == (
         f"out {errors['out']:.2g} (tol 0.02; case 1: 3x8 -> 8, packed)"
     )
+
+
+def test_fuzz_paths_zeroes_the_output_gradient_at_gates_on_a_kink():
+    """A relu gate within rounding of 0 may land on either side in our kernels and in the
+    reference (v0.53: relu fp16 on the GPU, 3 cases in 1084 off by one flip): where the case's
+    output is the GLU's own, its output gradient is zero there; elsewhere, for a smooth
+    activation and for the MLP's forms, as drawn."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import fuzz_paths
+
+    class Relu(_FakeModule):
+        ACTIVATION, DTYPE = "relu", torch.bfloat16
+
+        @staticmethod
+        def unpack_bias(b):
+            return b[b.shape[0] // 2 :], b[: b.shape[0] // 2]
+
+    case = _fuzz_case(lead=[2], K=2, N=2)
+    x = torch.tensor([[1.0, 0.0], [0.0, 1.0]])
+    weight = torch.tensor([[3.0, 1.0], [2.0, 2.0], [1.0, 0.0], [0.0, 0.5]])  # [up; gate]
+    keep = fuzz_paths._kink_free(case, Relu, x, weight, None)  # gates [[1, 0], [0, 0.5]]
+    assert keep.tolist() == [[1.0, 0.0], [0.0, 1.0]]
+    bias = torch.tensor([0.0, 0.0, -1.0, 0.25])  # gates [[0, 0.25], [-1, 0.75]]
+    assert fuzz_paths._kink_free(case, Relu, x, weight, bias).tolist() == [[0.0, 1.0], [1.0, 1.0]]
+    # within the band (4 eps of bf16 times the gate's terms, ~0.06 here): a gate of 2^-7
+    near = torch.tensor([0.0, 0.0, -1.0 + 2**-7, 0.25])
+    assert fuzz_paths._kink_free(case, Relu, x, weight, near)[0, 0] == 0.0
+    assert fuzz_paths._kink_free(case, _FakeModule, x, weight, None) is None  # no kink
+    assert fuzz_paths._kink_free({**case, "form": "mlp"}, Relu, x, weight, None) is None
+    out = torch.empty(2, 2)
+    drawn = fuzz_paths._dy(case, out)
+    fuzz_paths._KEEP_DY = keep
+    try:
+        assert torch.equal(fuzz_paths._dy(case, out), drawn * keep)
+    finally:
+        fuzz_paths._KEEP_DY = None
+    assert torch.equal(fuzz_paths._dy(case, out), drawn)
