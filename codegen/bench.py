@@ -248,6 +248,20 @@ def profiled_kernels(run, steps, warm=0, cpu=False):
     return [(e.name, e.self_cpu_time_total if cpu else e.device_time_total) for e in events]
 
 
+def kernels_per_step(run, steps, warm=3):
+    """[(kernel name, median device µs per step)] for the kernels one call of ``run()``
+    launches, in launch order (profiled_kernels over ``steps`` calls after ``warm``), or one
+    summed entry where the calls launched unequal numbers of kernels."""
+    events = profiled_kernels(run, steps, warm=warm)
+    per = len(events) // steps
+    if per * steps != len(events):
+        return [("(uneven steps)", sum(us for _, us in events) / steps)]
+    return [
+        (events[i][0], statistics.median(events[s * per + i][1] for s in range(steps)))
+        for i in range(per)
+    ]
+
+
 def kernels_by_name(events, steps):
     """profiled_kernels' events of ``steps`` steps -> {name: (launches per step, µs per step)},
     in the order the names first ran."""

@@ -24,7 +24,7 @@ from codegen.bench import (  # noqa: E402
     _interleaved_samples,
     _mlps,
     glu_step_inputs,
-    profiled_kernels,
+    kernels_per_step,
     script_args,
     with_constants,
     write_results,
@@ -33,18 +33,6 @@ from codegen.bench import (  # noqa: E402
 MODULE = "generated/glu_silu_bf16_bn128_sm90.py"
 SHAPES = [(3001, 4096, 11008), (4096, 2048, 5632)]
 STEPS = 6
-
-
-def kernels_per_step(run, steps=STEPS):
-    """[(kernel name, median device µs per step)] in the order the step launches them."""
-    events = profiled_kernels(run, steps, warm=3)
-    per = len(events) // steps
-    if per * steps != len(events):
-        return [("(uneven steps)", sum(us for _, us in events) / steps)]
-    return [
-        (events[i][0], statistics.median(events[s * per + i][1] for s in range(steps)))
-        for i in range(per)
-    ]
 
 
 def main():
@@ -83,7 +71,7 @@ def main():
         row = {"split_point": split, "N": N, "kernels": {}}
         print(f"{M}x{K}x{N}: the split at {split} of {N} hidden units", flush=True)
         for name, run in steps.items():
-            ks = kernels_per_step(run)
+            ks = kernels_per_step(run, STEPS)
             row["kernels"][name] = ks
             print(f"  {name}: {sum(t for _, t in ks):.1f} µs of kernels per step", flush=True)
             for k, t in ks:
@@ -110,7 +98,7 @@ def main():
         row["gemm_ms"] = {k: statistics.median(v) for k, v in g.items()}
         print("  GEMMs ms:", {k: round(v, 4) for k, v in row["gemm_ms"].items()}, flush=True)
         for name, fn in gemms.items():
-            row["kernels"][name] = kernels_per_step(fn)
+            row["kernels"][name] = kernels_per_step(fn, STEPS)
             print(f"    {name}: " + "; ".join(f"{k[:70]} {t:.1f}" for k, t in row["kernels"][name]))
         res[f"{M}x{K}x{N}"] = row
         del x, gate_w, up_w, down_w, dz, one, parts, h, ha, hb, steps

@@ -23,7 +23,8 @@ from codegen.bench import (  # noqa: E402
     _interleaved_samples,
     _mlps,
     glu_step_inputs,
-    profiled_kernels,
+    kernels_per_step,
+    paired_ratio,
     script_args,
     with_constants,
     write_results,
@@ -34,19 +35,6 @@ SHAPES = [(16384, 8192, 28672), (11136, 3584, 14336)]
 STEPS = 4
 ROUNDS = 8
 STEPS_PER_ROUND = 3
-
-
-def kernels_per_step(run, steps=STEPS):
-    """[(kernel name, median device µs per step)] in launch order (or one summed entry where
-    the steps launched unequal numbers of kernels)."""
-    events = profiled_kernels(run, steps, warm=2)
-    per = len(events) // steps
-    if per * steps != len(events):
-        return [("(uneven steps)", sum(us for _, us in events) / steps)]
-    return [
-        (events[i][0], statistics.median(events[s * per + i][1] for s in range(steps)))
-        for i in range(per)
-    ]
 
 
 def event_ms(fn, _grads=None, n=STEPS_PER_ROUND):
@@ -90,7 +78,7 @@ def main():
         row = {"kernels": {}}
         print(f"{M}x{K}x{N}", flush=True)
         for name, run in steps.items():
-            ks = kernels_per_step(run)
+            ks = kernels_per_step(run, STEPS, warm=2)
             row["kernels"][name] = ks
             print(f"  {name}: {sum(t for _, t in ks) / 1e3:.3f} ms of kernels per step", flush=True)
             for k, t in ks:
@@ -98,12 +86,12 @@ def main():
         samples = _interleaved_samples({k: (v, []) for k, v in steps.items()}, event_ms, ROUNDS)
         row["step_ms_rounds"] = samples
         row["step_ms"] = {k: statistics.median(v) for k, v in samples.items()}
-        base = samples["ours (FusedGLU + nn.Linear)"]
-        for k, v in samples.items():
-            ratios = sorted(a / b for a, b in zip(v, base))
+        rounds = {f"{k}_rounds": v for k, v in samples.items()}
+        for k in samples:
+            med, lo, hi = paired_ratio(rounds, k, "ours (FusedGLU + nn.Linear)")
             print(
                 f"  step {k}: {row['step_ms'][k]:.3f} ms; x ours per round "
-                f"{statistics.median(ratios):.3f} [{ratios[0]:.3f}, {ratios[-1]:.3f}]",
+                f"{med:.3f} [{lo:.3f}, {hi:.3f}]",
                 flush=True,
             )
         res[f"{M}x{K}x{N}"] = row
