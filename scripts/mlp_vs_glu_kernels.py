@@ -22,6 +22,7 @@ sys.path.insert(0, ".")
 from codegen.bench import (  # noqa: E402
     _interleaved_samples,
     _mlps,
+    cuda_ms_per_call,
     glu_step_inputs,
     kernels_per_step,
     paired_ratio,
@@ -38,16 +39,9 @@ STEPS_PER_ROUND = 3
 
 
 def event_ms(fn, _grads=None, n=STEPS_PER_ROUND):
-    """ms per call of fn, n calls back to back between two CUDA events (after one warm call)."""
+    """ms per call of fn (bench.cuda_ms_per_call over n calls, after one warm call)."""
     fn()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    torch.cuda.synchronize()
-    start.record()
-    for _ in range(n):
-        fn()
-    end.record()
-    torch.cuda.synchronize()
-    return start.elapsed_time(end) / n
+    return cuda_ms_per_call(fn, n)
 
 
 def short(name, width=96):
