@@ -639,3 +639,39 @@ def test_fuzz_paths_zeroes_the_output_gradient_at_gates_on_a_kink():
     finally:
         fuzz_paths._KEEP_DY = None
     assert torch.equal(fuzz_paths._dy(case, out), drawn)
+
+
+@pytest.mark.parametrize("stop", ["cuda_error", "sigint"])
+def test_fuzz_paths_stops_at_a_cuda_error_or_sigint_and_writes_its_results(
+    stop, tmp_path, monkeypatch
+):
+    """A CUDA error leaves the context unusable (v0.53: a dense case after one failed on it),
+    so the run stops there; a timeout's SIGINT (``timeout -s INT``) stops it too, the case it
+    was in recorded as failed.  Either way the results so far are written and the exit status
+    is 1."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import fuzz_paths
+
+    class Fake(_FakeModule):
+        DTYPE = torch.bfloat16
+
+    calls = []
+
+    def check(case, mod, device, tol):
+        calls.append(case)
+        if len(calls) == 3:
+            if stop == "sigint":
+                raise KeyboardInterrupt
+            raise RuntimeError("CUDA error: invalid argument")
+        return [], False, {"out": 1e-3}, {"out": tol, "grads": tol}
+
+    monkeypatch.setattr(fuzz_paths, "check", check)
+    monkeypatch.setattr(fuzz_paths, "load_module", lambda path: Fake)
+    monkeypatch.setattr(fuzz_paths, "draw", lambda rng, mod, gpu: _fuzz_case())
+    monkeypatch.setenv("OUT", str(tmp_path))
+    monkeypatch.setattr(sys, "argv", ["fuzz_paths.py", "fake.py", "--cases", "10", "--smoke"])
+    assert fuzz_paths.main() == 1 and len(calls) == 3
+    results = json.loads((tmp_path / "fuzz_paths-fake.json").read_text())["results"]
+    assert [bool(r["failures"]) for r in results] == [False, False, True]
+    want = "interrupted while running" if stop == "sigint" else "raised RuntimeError: CUDA error"
+    assert results[2]["failures"][0].startswith(want)
