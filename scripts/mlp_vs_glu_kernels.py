@@ -20,6 +20,7 @@ import torch
 
 sys.path.insert(0, ".")
 from codegen.bench import (  # noqa: E402
+    _flag_flipped,
     _interleaved_samples,
     _mlps,
     cuda_ms_per_call,
@@ -27,7 +28,6 @@ from codegen.bench import (  # noqa: E402
     kernels_per_step,
     paired_ratio,
     script_args,
-    with_constants,
     write_results,
 )
 
@@ -61,12 +61,11 @@ def main():
         def step(model):
             return lambda: model(x).backward(dz)  # .grad accumulated, as the bench's step
 
-        flag = not mod.FUSED_DGRAD
         steps = {
             "ours (FusedGLU + nn.Linear)": step(models["ours"]),
             "fused (FusedMLP)": step(models["fused"]),
-            f"fused, FUSED_DGRAD={flag}": with_constants(
-                step(models["fused"]), mod, FUSED_DGRAD=flag
+            f"fused, FUSED_DGRAD={not mod.FUSED_DGRAD}": _flag_flipped(
+                mod, "FUSED_DGRAD", step(models["fused"])
             ),
         }
         row = {"kernels": {}}
