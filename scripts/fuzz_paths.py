@@ -191,6 +191,9 @@ def draw(rng, mod, gpu):
         # how the step is called: as is, under activation checkpointing, compiled
         # (fullgraph), or through torch.func.vjp (functional forms only)
         "wrap": wrap,
+        # a captured step's eager warm-ups: training steps, or forwards whose backward never
+        # runs (their outputs, and what their nodes hold, freed inside the capture)
+        "warm_up": rng.choice(["train", "forward"]) if wrap == "graph" else "train",
         "seed": rng.randrange(1 << 30),
         # float32 weights (the values DTYPE holds) cast by autocast, as mixed precision's
         # master weights are
@@ -449,7 +452,9 @@ def run_ours(case, mod, x, weight, bias, down):
 def _run_graph(case, fn, args, leaves, grad_ctx):
     """The step captured in a CUDA graph (warmed up on a side stream, gradients set to None
     before the capture, as a whole-network capture does) and replayed once: (out, grads by name,
-    None: no second-backward check)."""
+    None: no second-backward check).  The warm-ups are training steps or, with the case's
+    ``warm_up`` "forward", forwards alone; either way the last one's output lives until the
+    captured call replaces it, so it is freed inside the capture."""
     params = [p for leaf in leaves.values() for p in _flat(leaf)]
 
     def step():
@@ -464,7 +469,11 @@ def _run_graph(case, fn, args, leaves, grad_ctx):
     side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
         for _ in range(2):
-            out = step()
+            if case.get("warm_up", "train") == "forward":
+                with grad_ctx:
+                    out = fn(*args)
+            else:
+                out = step()
             if out.requires_grad and dy is None:
                 dy = _dy(case, out)
             for p in params:

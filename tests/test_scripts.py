@@ -3,6 +3,7 @@ shapes, CPU, TRITON_INTERPRET=1) so that CI finds a broken script before device 
 
 import json
 import os
+import random
 import subprocess
 import sys
 from pathlib import Path
@@ -602,6 +603,22 @@ def test_fuzz_paths_reports_a_wrong_gradient(monkeypatch):
     assert fuzz_paths._describe(results, {"out": worst["out"]}) == (
         f"out {errors['out']:.2g} (tol 0.02; case 1: 3x8 -> 8, packed)"
     )
+
+
+def test_fuzz_paths_draws_forward_only_warm_ups_for_captured_steps():
+    """A captured step (wrap "graph", drawn where a GPU is) is warmed up by training steps or by
+    forwards alone (v0.54: a copy held by a forward whose backward never runs was freed inside
+    the capture); the other wraps have no warm-up to draw."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import fuzz_paths
+
+    rng = random.Random(3)
+    cases = [fuzz_paths.draw(rng, _FakeModule, gpu=True) for _ in range(600)]
+    graph = [case for case in cases if case["wrap"] == "graph"]
+    assert len(graph) >= 10 and {case["warm_up"] for case in graph} == {"train", "forward"}
+    assert {case["warm_up"] for case in cases if case["wrap"] != "graph"} == {"train"}
+    cpu = [fuzz_paths.draw(rng, _FakeModule, gpu=False) for _ in range(200)]
+    assert {case["wrap"] for case in cpu} <= {"none", "checkpoint", "compile", "vjp"}
 
 
 def test_fuzz_paths_zeroes_the_output_gradient_at_gates_on_a_kink():
