@@ -452,8 +452,9 @@ def run_ours(case, mod, x, weight, bias, down):
 def _run_graph(case, fn, args, leaves, grad_ctx):
     """The step captured in a CUDA graph (warmed up on a side stream, gradients set to None
     before the capture, as a whole-network capture does) and replayed once: (out, grads by name,
-    None: no second-backward check).  The warm-ups are training steps or, with the case's
-    ``warm_up`` "forward", forwards alone; either way the last one's output lives until the
+    None: no second-backward check).  The warm-ups are two training steps or, with the case's
+    ``warm_up`` "forward", a training step (everything the capture runs must have run once
+    before it) and then a forward alone; either way the last one's output lives until the
     captured call replaces it, so it is freed inside the capture."""
     params = [p for leaf in leaves.values() for p in _flat(leaf)]
 
@@ -468,8 +469,8 @@ def _run_graph(case, fn, args, leaves, grad_ctx):
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
-        for _ in range(2):
-            if case.get("warm_up", "train") == "forward":
+        for turn in range(2):
+            if case.get("warm_up", "train") == "forward" and turn == 1:
                 with grad_ctx:
                     out = fn(*args)
             else:
