@@ -606,9 +606,9 @@ def test_fuzz_paths_reports_a_wrong_gradient(monkeypatch):
 
 
 def test_fuzz_paths_draws_forward_only_warm_ups_for_captured_steps():
-    """A captured step (wrap "graph", drawn where a GPU is) is warmed up by training steps or by
-    forwards alone (v0.54: a copy held by a forward whose backward never runs was freed inside
-    the capture); the other wraps have no warm-up to draw."""
+    """A captured step (wrap "graph", drawn where a GPU is) is warmed up by two training steps or
+    by a training step and then a forward alone (v0.54: a copy held by a forward whose backward
+    never runs was freed inside the capture); the other wraps have no warm-up to draw."""
     sys.path.insert(0, str(ROOT / "scripts"))
     import fuzz_paths
 
