@@ -191,8 +191,8 @@ def draw(rng, mod, gpu):
         # how the step is called: as is, under activation checkpointing, compiled
         # (fullgraph), or through torch.func.vjp (functional forms only)
         "wrap": wrap,
-        # a captured step's eager warm-ups: training steps, or forwards whose backward never
-        # runs (their outputs, and what their nodes hold, freed inside the capture)
+        # a captured step's eager warm-ups: two training steps, or one and then a forward whose
+        # backward never runs (its output, and what its nodes hold, freed inside the capture)
         "warm_up": rng.choice(["train", "forward"]) if wrap == "graph" else "train",
         "seed": rng.randrange(1 << 30),
         # float32 weights (the values DTYPE holds) cast by autocast, as mixed precision's
