@@ -603,6 +603,34 @@ def test_fuzz_paths_reports_a_wrong_gradient(monkeypatch):
     assert fuzz_paths._describe(results, {"out": worst["out"]}) == (
         f"out {errors['out']:.2g} (tol 0.02; case 1: 3x8 -> 8, packed)"
     )
+    # errors above the bf16 bar that passed on two roundings' 2x are listed; a small case's
+    # (its out held to 2x the bar) and a failed case's are not
+    grouped = {"out": 1e-2, "grads": 2e-2}
+    results = [
+        {
+            "index": 0,
+            "errors": {"out": 0.004, "weight": 0.0155},
+            "tolerances": grouped,
+            "failures": [],
+        },
+        {
+            "index": 1,
+            "errors": {"out": 0.004, "weight": 0.008},
+            "tolerances": grouped,
+            "failures": [],
+        },
+        {
+            "index": 2,
+            "errors": {"out": 0.015},
+            "tolerances": {"out": 2e-2, "grads": 2e-2},
+            "failures": [],
+        },
+        {"index": 3, "errors": {"x": 0.05}, "tolerances": grouped, "failures": ["x 0.05"]},
+    ]
+    assert fuzz_paths.above_bar(results, 1e-2) == [(0, "weight", 0.0155)]
+    assert fuzz_paths._above(results, 1e-2) == "1 (case 0 weight 0.015)"
+    assert fuzz_paths._above(results[:1] * 6, 1e-2).endswith("weight 0.015, ...)")
+    assert fuzz_paths._above(results[1:], 1e-2) == "none"
 
 
 def test_fuzz_paths_draws_forward_only_warm_ups_for_captured_steps():
